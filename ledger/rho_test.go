@@ -1,0 +1,72 @@
+package ledger
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+func TestRatioPolicy(t *testing.T) {
+	tests := map[string]struct {
+		alloc, fair GPUSeconds
+		want        Rho
+	}{
+		"nothing owed and nothing received is exactly fair": {0, 0, 1},
+		"service received while nothing owed is +Inf":       {5, 0, Rho(math.Inf(1))},
+		"paper §十一 tenant A is 0.75":                        {54000, 72000, 0.75},
+		"paper §十一 tenant B is 1.00":                        {72000, 72000, 1},
+		"paper §十一 A after pre-credit of A1 is 0.85":        {54000 + 7200, 72000, 0.85},
+		"paper §十一 A after pre-credit of A2 is 0.90":        {54000 + 7200 + 3600, 72000, 0.9},
+		"NaN alloc counts as zero":                          {GPUSeconds(math.NaN()), 10, 0},
+		"negative fair counts as zero":                      {0, -3, 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := Ratio(tc.alloc, tc.fair)
+			if math.IsNaN(float64(got)) {
+				t.Fatalf("Ratio(%v, %v) is NaN", tc.alloc, tc.fair)
+			}
+			if math.Abs(float64(got-tc.want)) > 1e-12 && !(got.IsInf() && tc.want.IsInf()) {
+				t.Fatalf("Ratio(%v, %v) = %v, want %v", tc.alloc, tc.fair, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRhoCompareOrdersInfLast(t *testing.T) {
+	inf := Rho(math.Inf(1))
+	if inf.Compare(2) != 1 || Rho(2).Compare(inf) != -1 || inf.Compare(inf) != 0 {
+		t.Fatal("+Inf must sort after finite values and equal itself")
+	}
+	if Rho(0.5).Compare(0.75) != -1 || Rho(0.75).Compare(0.75) != 0 {
+		t.Fatal("finite compare broken")
+	}
+}
+
+func TestRhoJSONRoundTrip(t *testing.T) {
+	for _, r := range []Rho{0, 0.75, 1, 123.5, Rho(math.Inf(1))} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("marshal %v: %v", r, err)
+		}
+		var back Rho
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("unmarshal %s: %v", b, err)
+		}
+		if back.Compare(r) != 0 {
+			t.Fatalf("round trip %v -> %s -> %v", r, b, back)
+		}
+	}
+	if b, _ := json.Marshal(Rho(math.Inf(1))); string(b) != `"+Inf"` {
+		t.Fatalf("+Inf encodes as %s", b)
+	}
+	for _, bad := range []string{`"NaN"`, `-1`, `"x"`, `{}`} {
+		var r Rho
+		if err := json.Unmarshal([]byte(bad), &r); err == nil {
+			t.Fatalf("unmarshal %s: want error", bad)
+		}
+	}
+	if _, err := json.Marshal(Rho(math.NaN())); err == nil {
+		t.Fatal("marshal NaN: want error")
+	}
+}
