@@ -1,0 +1,89 @@
+package simulate
+
+import (
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
+	"github.com/astraea-sched/astraea/simulate/trace"
+)
+
+// Status is where a job stands in the engine between scheduling ticks.
+type Status int
+
+const (
+	// Pending is a job waiting for GPUs: it never ran, or it was suspended
+	// after a preemption or an unrenewed lease.
+	Pending Status = iota
+	// Running is a job holding its gang of GPUs.
+	Running
+)
+
+// String returns "pending" or "running".
+func (s Status) String() string {
+	switch s {
+	case Pending:
+		return "pending"
+	case Running:
+		return "running"
+	}
+	return "Status(?)"
+}
+
+// JobState is the engine's view of one job; policies read it, never mutate it.
+type JobState struct {
+	Job         trace.Job
+	Status      Status
+	Placement   placement.Placement // valid while Running
+	LastStart   time.Time           // start of the current run segment
+	LeaseEnd    time.Time           // zero = no lease (runs until done or preempted)
+	Attained    time.Duration       // useful running time so far (excludes overheads)
+	Remaining   time.Duration       // Job.Duration - Attained (policies that model prediction error add their own noise)
+	Leases      int                 // leases granted so far (renewals count)
+	Preemptions int
+	Ran         bool // has run at least once
+}
+
+// State is what a policy sees at a scheduling tick. Cluster reflects running
+// jobs (allocation id = job ID); a policy that plans must Clone it. Pending and
+// Running are sorted by (Submit, ID).
+type State struct {
+	Now      time.Time
+	Interval time.Duration
+	Lease    time.Duration
+	Cluster  *placement.Cluster
+	Pending  []*JobState
+	Running  []*JobState
+	Accounts ledger.View        // two-level accounts at Now (the engine's ledger; Eq. 16 unless configured)
+	Quotas   map[string]float64 // tenant -> weight (normalised so Σ = 1)
+	Capacity int                // cluster GPUs
+}
+
+// Grant gives one job GPUs for a lease, or keeps a running job in place.
+type Grant struct {
+	Job       string
+	Placement placement.Placement
+	Lease     time.Duration // 0 = no lease
+	Renew     bool          // a running job kept in place for another lease (no checkpoint, no cold start)
+}
+
+// Decision is a policy's answer at one tick. The engine first preempts
+// (checkpoint + release), then applies renewals, then starts new grants (a
+// resumed job pays a cold start). Grants must fit the cluster after the
+// preemptions.
+type Decision struct {
+	Preempt []string
+	Grants  []Grant
+}
+
+// Policy decides, at each scheduling tick, which jobs hold GPUs.
+type Policy interface {
+	Name() string
+	Schedule(s *State) (Decision, error)
+}
+
+// Waker is implemented by a policy that needs to be called at a time when no
+// submission, completion or lease end happens (e.g. Tiresias threshold
+// crossings); the engine otherwise skips idle ticks. A zero time means no
+// wakeup is needed.
+type Waker interface{ NextWakeup(s *State) time.Time }
