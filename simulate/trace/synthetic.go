@@ -53,7 +53,6 @@ func DefaultSynthetic() SyntheticConfig {
 	}
 }
 
-
 // Synthetic returns a deterministic Source of cfg.Jobs jobs calibrated to
 // the Venus cluster. An invalid cfg yields a Source whose Next returns an
 // error matching ErrSyntheticConfig.
