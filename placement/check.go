@@ -1,0 +1,217 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/google/btree"
+)
+
+// Check verifies the cluster's invariants and returns the first violation
+// found, or nil. Tests call it after every mutation. It costs
+// O(n log n + allocated GPUs) and never mutates.
+//
+// The invariants: every node has 0 ≤ free ≤ GPUs and exactly GPUs − free
+// held GPUs, all below GPUs; the held GPUs are exactly the union of the
+// allocations' GPUs, which are disjoint, on known nodes, ordered by node and
+// strictly ascending; Capacity, Free and Used are the sums they claim; the
+// free-capacity index holds exactly the nodes that accept placements and
+// have free GPUs, keyed by (free, id); every topology domain indexes exactly
+// its member nodes that way, with its free total and top-k sums, and every
+// level index agrees with its domains.
+func (c *Cluster) Check() error {
+	var capacity, free, used int
+	var wantFree, wantCaps []key
+	type domWant struct {
+		level   int
+		members int
+		nodes   []key
+		free    int
+	}
+	doms := map[string]*domWant{}
+	held := map[string][]int{}
+	var err error
+	c.nodes.Ascend(func(e nodeEntry) bool {
+		n := e.n
+		if e.id != n.id {
+			err = fmt.Errorf("placement: check: node entry %q holds node %q", e.id, n.id)
+			return false
+		}
+		if n.gpus <= 0 || n.free < 0 || n.free > n.gpus {
+			err = fmt.Errorf("placement: check: node %q has %d GPUs, %d free", n.id, n.gpus, n.free)
+			return false
+		}
+		if h := n.heldCount(); h != n.gpus-n.free {
+			err = fmt.Errorf("placement: check: node %q has %d GPUs held, want %d", n.id, h, n.gpus-n.free)
+			return false
+		}
+		if want := max(0, (n.gpus-64+63)/64); len(n.hi) != want {
+			err = fmt.Errorf("placement: check: node %q has %d high occupancy words, want %d", n.id, len(n.hi), want)
+			return false
+		}
+		for i := n.gpus; i < 64+64*len(n.hi); i++ {
+			if n.held(i) {
+				err = fmt.Errorf("placement: check: node %q holds GPU %d beyond its %d GPUs", n.id, i, n.gpus)
+				return false
+			}
+		}
+		if len(n.domains) != len(n.topology) {
+			err = fmt.Errorf("placement: check: node %q has %d domains for %d labels", n.id, len(n.domains), len(n.topology))
+			return false
+		}
+		capacity += n.gpus
+		used += n.gpus - n.free
+		if n.accepting() {
+			wantCaps = append(wantCaps, key{n.gpus, n.id})
+			free += n.free
+		}
+		if n.indexed() {
+			wantFree = append(wantFree, key{n.free, n.id})
+		}
+		for l, k := range n.domains {
+			if k != domainKey(n.topology, l) {
+				err = fmt.Errorf("placement: check: node %q level %d domain key %q is stale", n.id, l, k)
+				return false
+			}
+			d := doms[k]
+			if d == nil {
+				d = &domWant{level: l}
+				doms[k] = d
+			}
+			d.members++
+			if n.indexed() {
+				d.nodes = append(d.nodes, key{n.free, n.id})
+				d.free += n.free
+			}
+		}
+		for i := range n.gpus {
+			if n.held(i) {
+				held[n.id] = append(held[n.id], i)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if capacity != c.capacity || free != c.freeGPUs || used != c.used {
+		return fmt.Errorf("placement: check: capacity/free/used %d/%d/%d, recomputed %d/%d/%d",
+			c.capacity, c.freeGPUs, c.used, capacity, free, used)
+	}
+	if err := sameKeysUnordered("free index", c.free, wantFree); err != nil {
+		return err
+	}
+	if err := sameKeysUnordered("capacity index", c.caps, wantCaps); err != nil {
+		return err
+	}
+	// Allocations: disjoint, well formed, and exactly the held GPUs.
+	got := map[string][]int{}
+	c.allocs.Ascend(func(e allocEntry) bool {
+		for i, s := range e.p.Slots {
+			if i > 0 && s.Node <= e.p.Slots[i-1].Node {
+				err = fmt.Errorf("placement: check: allocation %q slots not ordered by node", e.id)
+				return false
+			}
+			if !c.nodes.Has(nodeEntry{id: s.Node}) {
+				err = fmt.Errorf("placement: check: allocation %q on unknown node %q", e.id, s.Node)
+				return false
+			}
+			if len(s.GPUs) == 0 || !slices.IsSorted(s.GPUs) {
+				err = fmt.Errorf("placement: check: allocation %q on node %q has GPUs %v", e.id, s.Node, s.GPUs)
+				return false
+			}
+			got[s.Node] = append(got[s.Node], s.GPUs...)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if len(got) != len(held) {
+		return fmt.Errorf("placement: check: allocations cover %d nodes, %d nodes hold GPUs", len(got), len(held))
+	}
+	for id, gs := range got {
+		slices.Sort(gs)
+		if !slices.Equal(gs, held[id]) {
+			return fmt.Errorf("placement: check: node %q holds GPUs %v, allocations name %v", id, held[id], gs)
+		}
+	}
+	// Domains and level indexes.
+	if c.domains.Len() != len(doms) {
+		return fmt.Errorf("placement: check: %d domains, recomputed %d", c.domains.Len(), len(doms))
+	}
+	levelFree := make([][]key, len(c.levels))
+	levelTop := make([][maxIndexedSpan + 1][]key, len(c.levels))
+	c.domains.Ascend(func(e domainEntry) bool {
+		d, w := e.d, doms[e.key]
+		if w == nil || d.key != e.key || d.level != w.level || d.members != w.members || d.free != w.free {
+			err = fmt.Errorf("placement: check: domain %q is stale", e.key)
+			return false
+		}
+		if err = sameKeysUnordered("domain "+e.key, d.nodes, w.nodes); err != nil {
+			return false
+		}
+		if d.top != topSums(d.nodes) {
+			err = fmt.Errorf("placement: check: domain %q top sums are stale", e.key)
+			return false
+		}
+		if d.level >= len(c.levels) {
+			err = fmt.Errorf("placement: check: domain %q at missing level %d", e.key, d.level)
+			return false
+		}
+		levelFree[d.level] = append(levelFree[d.level], key{d.free, d.key})
+		for k := 2; k <= maxIndexedSpan; k++ {
+			levelTop[d.level][k] = append(levelTop[d.level][k], key{d.top[k], d.key})
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for l, lv := range c.levels {
+		if err := sameKeysUnordered(fmt.Sprintf("level %d free index", l), lv.byFree, levelFree[l]); err != nil {
+			return err
+		}
+		for k := 2; k <= maxIndexedSpan; k++ {
+			if err := sameKeysUnordered(fmt.Sprintf("level %d top-%d index", l, k), lv.byTop[k], levelTop[l][k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sortKeys(ks []key) {
+	slices.SortFunc(ks, func(a, b key) int {
+		if lessKey(a, b) {
+			return -1
+		}
+		if lessKey(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+func sameKeysUnordered(what string, t *btree.BTreeG[key], want []key) error {
+	sortKeys(want)
+	return sameKeys(what, t, want)
+}
+
+// sameKeys reports whether t holds exactly want, which is sorted.
+func sameKeys(what string, t *btree.BTreeG[key], want []key) error {
+	if t.Len() != len(want) {
+		return fmt.Errorf("placement: check: %s has %d entries, want %d", what, t.Len(), len(want))
+	}
+	i := 0
+	var err error
+	t.Ascend(func(x key) bool {
+		if x != want[i] {
+			err = fmt.Errorf("placement: check: %s entry %d is %v, want %v", what, i, x, want[i])
+			return false
+		}
+		i++
+		return true
+	})
+	return err
+}

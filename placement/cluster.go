@@ -1,0 +1,546 @@
+package placement
+
+import (
+	"fmt"
+	"iter"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/google/btree"
+)
+
+// maxIndexedSpan is the largest node count for which every topology level
+// keeps a ready index of its domains by "sum of the k largest free blocks".
+// A job spanning more nodes finds its domain by a scan of the level.
+const maxIndexedSpan = 16
+
+const (
+	treeDegree   = 16
+	domainDegree = 8
+)
+
+// cowToken identifies the owner of mutable node and domain records. A
+// record whose owner is not the cluster's current token is shared with a
+// clone and is copied before it is changed. It is not zero-sized, so that
+// every token has its own address.
+type cowToken struct{ _ byte }
+
+// key orders (count, id) pairs: free GPUs of a node, GPUs of a node, free
+// GPUs of a domain or a domain's top-k sum, then the unique id.
+type key struct {
+	n  int
+	id string
+}
+
+func lessKey(a, b key) bool {
+	if a.n != b.n {
+		return a.n < b.n
+	}
+	return a.id < b.id
+}
+
+type nodeState struct {
+	owner    *cowToken
+	id       string
+	gpus     int
+	free     int
+	draining bool
+	topology []string // immutable, shared by copies
+	domains  []string // domain key per level, immutable, shared by copies
+	lo       uint64   // occupancy of GPUs 0..63
+	hi       []uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64
+}
+
+func (n *nodeState) held(i int) bool {
+	if i < 64 {
+		return n.lo&(1<<uint(i)) != 0
+	}
+	i -= 64
+	return n.hi[i/64]&(1<<uint(i%64)) != 0
+}
+
+func (n *nodeState) mark(i int, v bool) {
+	w, b := &n.lo, uint(i)
+	if i >= 64 {
+		w, b = &n.hi[(i-64)/64], uint((i-64)%64)
+	}
+	if v {
+		*w |= 1 << b
+	} else {
+		*w &^= 1 << b
+	}
+}
+
+func (n *nodeState) heldCount() int {
+	c := bits.OnesCount64(n.lo)
+	for _, w := range n.hi {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
+
+// lowestFree returns the k lowest free GPU indices, ascending. O(gpus).
+func (n *nodeState) lowestFree(k int) []int {
+	out := make([]int, 0, k)
+	for i := 0; i < n.gpus && len(out) < k; i++ {
+		if !n.held(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// accepting reports whether the node takes new placements.
+func (n *nodeState) accepting() bool { return !n.draining }
+
+// indexed reports whether the node is in the free-capacity indexes.
+func (n *nodeState) indexed() bool { return !n.draining && n.free > 0 }
+
+type nodeEntry struct {
+	id string
+	n  *nodeState
+}
+
+type domainState struct {
+	owner   *cowToken
+	key     string
+	level   int
+	members int                     // nodes in the domain, whatever their state
+	nodes   *btree.BTreeG[key]      // (free, node id) of the domain's indexed nodes
+	free    int                     // free GPUs of the domain's indexed nodes
+	top     [maxIndexedSpan + 1]int // top[k]: sum of the k largest free blocks (all of them if fewer)
+}
+
+type domainEntry struct {
+	key string
+	d   *domainState
+}
+
+// levelIndex indexes the domains of one topology level.
+type levelIndex struct {
+	byFree *btree.BTreeG[key]                     // (domain free, domain key)
+	byTop  [maxIndexedSpan + 1]*btree.BTreeG[key] // [k], k ≥ 2: (top[k], domain key)
+}
+
+func newLevelIndex() *levelIndex {
+	lv := &levelIndex{byFree: btree.NewG(treeDegree, lessKey)}
+	for k := 2; k <= maxIndexedSpan; k++ {
+		lv.byTop[k] = btree.NewG(treeDegree, lessKey)
+	}
+	return lv
+}
+
+func (lv *levelIndex) clone() *levelIndex {
+	out := &levelIndex{byFree: lv.byFree.Clone()}
+	for k := 2; k <= maxIndexedSpan; k++ {
+		out.byTop[k] = lv.byTop[k].Clone()
+	}
+	return out
+}
+
+type allocEntry struct {
+	id string
+	p  Placement // immutable once stored
+}
+
+// Cluster is the consolidated [Placer]: it tracks which GPU of which node is
+// held by which allocation, and places gangs on the fewest nodes, best fit,
+// innermost topology domain first. See the package documentation for the
+// exact rules.
+//
+// A Cluster is not safe for concurrent use; clones are independent of each
+// other and of the original, and may be used from different goroutines.
+type Cluster struct {
+	tok    *cowToken
+	spread bool
+
+	nodes   *btree.BTreeG[nodeEntry]   // all nodes by id
+	free    *btree.BTreeG[key]         // (free, id) of nodes that accept placements and have free GPUs
+	caps    *btree.BTreeG[key]         // (gpus, id) of nodes that accept placements
+	domains *btree.BTreeG[domainEntry] // topology domains by key
+	levels  []*levelIndex              // per topology level, outermost first
+	allocs  *btree.BTreeG[allocEntry]  // allocations by id
+	fl      *btree.FreeListG[key]      // shared by the per-domain trees
+
+	capacity int // GPUs of all nodes
+	freeGPUs int // free GPUs of nodes that accept placements
+	used     int // GPUs held by allocations
+}
+
+// NewCluster returns a cluster of the given nodes, all free, with strict
+// consolidation unless an [Option] says otherwise. It fails with
+// ErrInvalidNode or ErrDuplicateNode. O(n log n).
+func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &Cluster{
+		tok:     new(cowToken),
+		spread:  cfg.spread,
+		nodes:   btree.NewG(treeDegree, func(a, b nodeEntry) bool { return a.id < b.id }),
+		free:    btree.NewG(treeDegree, lessKey),
+		caps:    btree.NewG(treeDegree, lessKey),
+		domains: btree.NewG(treeDegree, func(a, b domainEntry) bool { return a.key < b.key }),
+		allocs:  btree.NewG(treeDegree, func(a, b allocEntry) bool { return a.id < b.id }),
+		fl:      btree.NewFreeListG[key](btree.DefaultFreeListSize),
+	}
+	for _, n := range nodes {
+		if err := c.AddNode(n); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Clone returns an independent copy of c, for planning a round without
+// committing it. It costs O(topology levels) — the indexes are
+// copy-on-write B-trees, and node and domain records are copied lazily, the
+// first time either cluster changes them — so later mutations of either
+// cluster pay a little more until they have copied what they touch.
+func (c *Cluster) Clone() *Cluster {
+	c.tok = new(cowToken) // records shared from now on belong to neither
+	out := &Cluster{
+		tok:      new(cowToken),
+		spread:   c.spread,
+		nodes:    c.nodes.Clone(),
+		free:     c.free.Clone(),
+		caps:     c.caps.Clone(),
+		domains:  c.domains.Clone(),
+		allocs:   c.allocs.Clone(),
+		levels:   make([]*levelIndex, len(c.levels)),
+		fl:       c.fl,
+		capacity: c.capacity,
+		freeGPUs: c.freeGPUs,
+		used:     c.used,
+	}
+	for i, lv := range c.levels {
+		out.levels[i] = lv.clone()
+	}
+	return out
+}
+
+// Capacity returns the GPUs of all nodes, draining ones included. O(1).
+func (c *Cluster) Capacity() int { return c.capacity }
+
+// Free returns the free GPUs on nodes that accept placements (draining
+// nodes excluded). O(1).
+func (c *Cluster) Free() int { return c.freeGPUs }
+
+// Used returns the GPUs held by allocations. Capacity() ≥ Used() + Free(),
+// with equality when no node is draining. O(1).
+func (c *Cluster) Used() int { return c.used }
+
+// LargestFree returns the most free GPUs on a single node that accepts
+// placements: the largest demand that fits on one node. O(log n).
+func (c *Cluster) LargestFree() int {
+	k, _ := c.free.Max()
+	return k.n
+}
+
+// Len returns the number of nodes. O(1).
+func (c *Cluster) Len() int { return c.nodes.Len() }
+
+// NodeInfo is the state of one node as reported by [Cluster.Node].
+type NodeInfo struct {
+	Node
+	Free     int   // free GPUs
+	Held     []int // indices of held GPUs, ascending
+	Draining bool
+}
+
+func (n *nodeState) info() NodeInfo {
+	held := make([]int, 0, n.gpus-n.free)
+	for i := range n.gpus {
+		if n.held(i) {
+			held = append(held, i)
+		}
+	}
+	return NodeInfo{
+		Node:     Node{ID: n.id, GPUs: n.gpus, Topology: slices.Clone(n.topology)},
+		Free:     n.free,
+		Held:     held,
+		Draining: n.draining,
+	}
+}
+
+// Node returns the state of node id. O(log n + GPUs of the node).
+func (c *Cluster) Node(id string) (NodeInfo, bool) {
+	e, ok := c.nodes.Get(nodeEntry{id: id})
+	if !ok {
+		return NodeInfo{}, false
+	}
+	return e.n.info(), true
+}
+
+// Nodes yields the state of every node in id order.
+func (c *Cluster) Nodes() iter.Seq[NodeInfo] {
+	return func(yield func(NodeInfo) bool) {
+		c.nodes.Ascend(func(e nodeEntry) bool { return yield(e.n.info()) })
+	}
+}
+
+// Allocation returns the placement held by allocation id. O(log allocations
+// + size of the placement).
+func (c *Cluster) Allocation(id string) (Placement, bool) {
+	e, ok := c.allocs.Get(allocEntry{id: id})
+	if !ok {
+		return Placement{}, false
+	}
+	return e.p.clone(), true
+}
+
+// Allocations yields every allocation in id order.
+func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
+	return func(yield func(string, Placement) bool) {
+		c.allocs.Ascend(func(e allocEntry) bool { return yield(e.id, e.p.clone()) })
+	}
+}
+
+// domainKey encodes the path prefix topology[:level+1]. Labels cannot
+// contain NUL, so the encoding is unambiguous.
+func domainKey(topology []string, level int) string {
+	return strings.Join(topology[:level+1], "\x00")
+}
+
+func validateNode(n Node) error {
+	fail := func(detail string) error {
+		return &Error{Op: "add node", Node: n.ID, Detail: detail, Err: ErrInvalidNode}
+	}
+	if n.ID == "" {
+		return fail("node id is empty")
+	}
+	if n.GPUs <= 0 {
+		return fail(fmt.Sprintf("node has %d GPUs, want > 0", n.GPUs))
+	}
+	for i, l := range n.Topology {
+		if l == "" || strings.IndexByte(l, 0) >= 0 {
+			return fail(fmt.Sprintf("topology label %d is empty or contains NUL", i))
+		}
+	}
+	return nil
+}
+
+// AddNode adds a free node. It fails with ErrInvalidNode or
+// ErrDuplicateNode. O(log n + levels·log domains).
+func (c *Cluster) AddNode(n Node) error {
+	if err := validateNode(n); err != nil {
+		return err
+	}
+	if c.nodes.Has(nodeEntry{id: n.ID}) {
+		return &Error{Op: "add node", Node: n.ID, Err: ErrDuplicateNode}
+	}
+	ns := &nodeState{
+		owner:    c.tok,
+		id:       n.ID,
+		gpus:     n.GPUs,
+		free:     n.GPUs,
+		draining: true, // indexed by reindex below
+		topology: slices.Clone(n.Topology),
+	}
+	if n.GPUs > 64 {
+		ns.hi = make([]uint64, (n.GPUs-64+63)/64)
+	}
+	ns.domains = make([]string, len(n.Topology))
+	for l := range n.Topology {
+		ns.domains[l] = domainKey(n.Topology, l)
+	}
+	c.nodes.ReplaceOrInsert(nodeEntry{id: ns.id, n: ns})
+	c.capacity += ns.gpus
+	for l, k := range ns.domains {
+		for len(c.levels) <= l {
+			c.levels = append(c.levels, newLevelIndex())
+		}
+		if _, ok := c.domains.Get(domainEntry{key: k}); ok {
+			c.mutDomain(k).members++
+			continue
+		}
+		d := &domainState{owner: c.tok, key: k, level: l, members: 1,
+			nodes: btree.NewWithFreeListG(domainDegree, lessKey, c.fl)}
+		c.domains.ReplaceOrInsert(domainEntry{key: k, d: d})
+		lv := c.levels[l]
+		lv.byFree.ReplaceOrInsert(key{0, k})
+		for j := 2; j <= maxIndexedSpan; j++ {
+			lv.byTop[j].ReplaceOrInsert(key{0, k})
+		}
+	}
+	old := ns.snapshot()
+	ns.draining = false
+	c.reindex(ns, old)
+	return nil
+}
+
+// DrainNode stops new placements on node id. Allocations already there stay
+// until they are released. Draining a draining node is a no-op. It fails
+// with ErrUnknownNode. O(log n + levels·log domains).
+func (c *Cluster) DrainNode(id string) error {
+	return c.setDraining("drain node", id, true)
+}
+
+// UndrainNode lets node id take new placements again. It fails with
+// ErrUnknownNode.
+func (c *Cluster) UndrainNode(id string) error {
+	return c.setDraining("undrain node", id, false)
+}
+
+func (c *Cluster) setDraining(op, id string, v bool) error {
+	e, ok := c.nodes.Get(nodeEntry{id: id})
+	if !ok {
+		return &Error{Op: op, Node: id, Err: ErrUnknownNode}
+	}
+	if e.n.draining == v {
+		return nil
+	}
+	n := c.mutNode(e)
+	old := n.snapshot()
+	n.draining = v
+	c.reindex(n, old)
+	return nil
+}
+
+// RemoveNode removes node id, which must hold no allocation (drain it first
+// and wait for its allocations to be released). It fails with
+// ErrUnknownNode or ErrNodeBusy. O(log n + levels·log domains).
+func (c *Cluster) RemoveNode(id string) error {
+	e, ok := c.nodes.Get(nodeEntry{id: id})
+	if !ok {
+		return &Error{Op: "remove node", Node: id, Err: ErrUnknownNode}
+	}
+	if held := e.n.gpus - e.n.free; held > 0 {
+		return &Error{Op: "remove node", Node: id, Err: ErrNodeBusy,
+			Detail: fmt.Sprintf("%d GPUs still held", held)}
+	}
+	n := c.mutNode(e)
+	old := n.snapshot()
+	n.draining = true
+	c.reindex(n, old)
+	c.nodes.Delete(nodeEntry{id: id})
+	c.capacity -= n.gpus
+	for _, k := range n.domains {
+		d := c.mutDomain(k)
+		d.members--
+		if d.members > 0 {
+			continue
+		}
+		c.domains.Delete(domainEntry{key: k})
+		lv := c.levels[d.level]
+		lv.byFree.Delete(key{d.free, k})
+		for j := 2; j <= maxIndexedSpan; j++ {
+			lv.byTop[j].Delete(key{d.top[j], k})
+		}
+	}
+	return nil
+}
+
+// mutNode returns a record of e's node that c may change in place.
+func (c *Cluster) mutNode(e nodeEntry) *nodeState {
+	if e.n.owner == c.tok {
+		return e.n
+	}
+	cp := *e.n
+	cp.owner = c.tok
+	if cp.hi != nil {
+		cp.hi = slices.Clone(cp.hi)
+	}
+	c.nodes.ReplaceOrInsert(nodeEntry{id: cp.id, n: &cp})
+	return &cp
+}
+
+// mutDomain returns a record of domain k that c may change in place.
+func (c *Cluster) mutDomain(k string) *domainState {
+	e, _ := c.domains.Get(domainEntry{key: k})
+	if e.d.owner == c.tok {
+		return e.d
+	}
+	cp := *e.d
+	cp.owner = c.tok
+	// Clone a private copy of the tree header: the shared header is never
+	// written, so other clones may keep reading it concurrently.
+	shared := *e.d.nodes
+	cp.nodes = shared.Clone()
+	c.domains.ReplaceOrInsert(domainEntry{key: k, d: &cp})
+	return &cp
+}
+
+type nodeSnapshot struct {
+	indexed   bool
+	accepting bool
+	free      int
+}
+
+func (n *nodeState) snapshot() nodeSnapshot {
+	return nodeSnapshot{indexed: n.indexed(), accepting: n.accepting(), free: n.free}
+}
+
+// reindex brings every index up to date after n changed from old.
+// O(log n + levels·(log domains + maxIndexedSpan·log domains)) at worst;
+// the top-k indexes change only when n is among a domain's 16 largest free
+// blocks.
+func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
+	now := n.snapshot()
+	if old == now {
+		return
+	}
+	if old.indexed {
+		c.free.Delete(key{old.free, n.id})
+		c.freeGPUs -= old.free
+	}
+	if now.indexed {
+		c.free.ReplaceOrInsert(key{now.free, n.id})
+		c.freeGPUs += now.free
+	}
+	if old.accepting != now.accepting {
+		if old.accepting {
+			c.caps.Delete(key{n.gpus, n.id})
+		} else {
+			c.caps.ReplaceOrInsert(key{n.gpus, n.id})
+		}
+	}
+	if !old.indexed && !now.indexed {
+		return
+	}
+	for _, k := range n.domains {
+		d := c.mutDomain(k)
+		lv := c.levels[d.level]
+		lv.byFree.Delete(key{d.free, k})
+		if old.indexed {
+			d.nodes.Delete(key{old.free, n.id})
+			d.free -= old.free
+		}
+		if now.indexed {
+			d.nodes.ReplaceOrInsert(key{now.free, n.id})
+			d.free += now.free
+		}
+		lv.byFree.ReplaceOrInsert(key{d.free, k})
+		c.retop(d, lv)
+	}
+}
+
+// topSums returns s with s[k] = the sum of the k largest free blocks of t
+// (of all of them when t has fewer), for k = 1..maxIndexedSpan.
+// O(log |t| + maxIndexedSpan).
+func topSums(t *btree.BTreeG[key]) (s [maxIndexedSpan + 1]int) {
+	k, sum := 0, 0
+	t.Descend(func(x key) bool {
+		k++
+		sum += x.n
+		s[k] = sum
+		return k < maxIndexedSpan
+	})
+	for j := k + 1; j <= maxIndexedSpan; j++ {
+		s[j] = sum
+	}
+	return s
+}
+
+func (c *Cluster) retop(d *domainState, lv *levelIndex) {
+	top := topSums(d.nodes)
+	for j := 2; j <= maxIndexedSpan; j++ {
+		if top[j] != d.top[j] {
+			lv.byTop[j].Delete(key{d.top[j], d.key})
+			lv.byTop[j].ReplaceOrInsert(key{top[j], d.key})
+		}
+	}
+	d.top = top
+}

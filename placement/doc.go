@@ -1,0 +1,71 @@
+// Package placement decides where a gang of GPUs goes on a cluster of
+// nodes: consolidated (fewest nodes, least fragmentation), topology-aware
+// and all-or-nothing, in O(log nodes) per decision.
+//
+// A scheduler plans with [Cluster.Place] or [Cluster.Fits], which never
+// change anything, and commits with [Cluster.Allocate] and
+// [Cluster.Release]. [Cluster.Clone] gives a cheap independent copy to plan
+// a whole round on. The [Placer] interface is the part a scheduler needs.
+//
+// # Rules
+//
+// A demand of d GPUs is placed as follows, deterministically:
+//
+//  1. Fewest nodes. If a single node has d free GPUs the job goes on one
+//     node. Otherwise the job needs k ≥ 2 nodes, where k is the smallest
+//     count whose k largest free blocks add up to d — no placement can use
+//     fewer. Under strict consolidation (the default, [StrictConsolidation])
+//     a job with d at most the GPUs of the largest node that accepts
+//     placements must land on one node and waits otherwise; with
+//     [AllowSpread] it spreads over k nodes.
+//  2. Innermost topology domain. A multi-node job is kept inside the
+//     deepest topology level (e.g. switch, then rack, then anywhere) that
+//     has a domain able to hold it on k nodes; among such domains it takes
+//     the one whose k largest free blocks add up to the least (best fit
+//     among domains), then the lowest domain path.
+//  3. Best fit. Fragmentation is measured as the free GPUs a placement
+//     leaves behind on the nodes it touches — GPUs that only a small job can
+//     use later, because their node is now shared. A single-node job takes
+//     the node with the fewest free GPUs that still holds it (lowest id
+//     among equals), which leaves nothing behind when an exact fit exists
+//     and keeps large free blocks whole for large jobs. A job on k nodes
+//     takes the k−1 largest free blocks whole — whole free nodes before
+//     partial ones in a cluster of equal nodes — and the remainder from the
+//     other node with the fewest free GPUs that holds it; among placements
+//     that take k−1 blocks whole this leaves the least behind. (Minimising
+//     the leftover over every k-node placement is a subset-sum problem and
+//     is not attempted.)
+//  4. GPUs. On every node the job gets the lowest free GPU indices;
+//     [Slot.GPUs] are ascending and [Placement.Slots] are ordered by node
+//     id.
+//
+// A job that cannot be placed gets nothing and an error matching [ErrNoFit]
+// whose *[NoFitError] says why, e.g. "needs 8 on ≤ 1 node, largest free
+// block is 4".
+//
+// # Nodes
+//
+// Nodes may have any GPU count, mixed in one cluster, and an optional
+// topology path, outermost first. [Cluster.AddNode] adds one;
+// [Cluster.DrainNode] stops new placements on it while its allocations run
+// to their release; [Cluster.RemoveNode] removes it once it holds nothing.
+//
+// # Errors
+//
+// Every rejected call returns an error matchable with [errors.Is] against
+// the sentinels (ErrUnknownNode, ErrConflict, ...) whose concrete type
+// *[Error] names the allocation, node and GPU at fault, and leaves the
+// cluster exactly as it was.
+//
+// # Cost
+//
+// Free capacity is indexed in B-trees keyed by (free GPUs, node id), for
+// the whole cluster and for every topology domain; every topology level
+// also indexes its domains by free GPUs and by the sum of their k largest
+// free blocks for k ≤ 16, kept up to date on every change. With n nodes,
+// a single-node decision is O(log n); a decision for k ≤ 16 nodes is
+// O(k log n + levels·log domains); both plus the size of the result.
+// Jobs spanning more than 16 nodes scan the domains of each level that have
+// enough free GPUs. Allocate and Release cost O(s log n) on s nodes plus
+// O(levels·log domains) per node changed. Clone is O(levels).
+package placement

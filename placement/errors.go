@@ -1,0 +1,93 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors, matched with [errors.Is]. Concrete errors are *[Error]
+// (or *[NoFitError] for ErrNoFit) and name the allocation, node and GPU at
+// fault. Every call that returns an error leaves the cluster unchanged.
+var (
+	// ErrNoFit: the demand cannot be placed now; see *NoFitError.
+	ErrNoFit = errors.New("placement: does not fit")
+	// ErrUnknownAllocation: no allocation has this id (never allocated, or already released).
+	ErrUnknownAllocation = errors.New("placement: unknown allocation")
+	// ErrDuplicateAllocation: an allocation with this id already exists.
+	ErrDuplicateAllocation = errors.New("placement: duplicate allocation")
+	// ErrUnknownNode: no node has this id.
+	ErrUnknownNode = errors.New("placement: unknown node")
+	// ErrInvalidDemand: a demand of zero or fewer GPUs.
+	ErrInvalidDemand = errors.New("placement: invalid demand")
+	// ErrConflict: a GPU asked for is already held by another allocation.
+	ErrConflict = errors.New("placement: GPU already held")
+	// ErrDuplicateNode: a node with this id already exists.
+	ErrDuplicateNode = errors.New("placement: duplicate node")
+	// ErrInvalidNode: a node with an empty id, GPUs ≤ 0, or an empty or NUL-containing topology label.
+	ErrInvalidNode = errors.New("placement: invalid node")
+	// ErrInvalidPlacement: a malformed placement or allocation id (empty, slots not ordered by
+	// node, GPU indices not strictly ascending or out of range).
+	ErrInvalidPlacement = errors.New("placement: invalid placement")
+	// ErrNodeDraining: the node is draining and accepts no new allocations.
+	ErrNodeDraining = errors.New("placement: node draining")
+	// ErrNodeBusy: the node still holds allocations and cannot be removed.
+	ErrNodeBusy = errors.New("placement: node busy")
+)
+
+// Error is the concrete type of every error of this package except
+// *NoFitError. It names the operation and the allocation and node at fault.
+type Error struct {
+	Op         string // "allocate", "release", "add node", "drain node", "remove node", "place", ...
+	Allocation string // allocation id, if any
+	Node       string // node id, if any
+	Detail     string // what exactly is wrong; empty means Err's text
+	Err        error  // one of the sentinels
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("placement: ")
+	b.WriteString(e.Op)
+	if e.Allocation != "" {
+		fmt.Fprintf(&b, " %q", e.Allocation)
+	}
+	if e.Node != "" {
+		fmt.Fprintf(&b, " on node %q", e.Node)
+	}
+	b.WriteString(": ")
+	if e.Detail != "" {
+		b.WriteString(e.Detail)
+	} else {
+		b.WriteString(strings.TrimPrefix(e.Err.Error(), "placement: "))
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel, so that errors.Is(err, ErrConflict) works.
+func (e *Error) Unwrap() error { return e.Err }
+
+// NoFitError says why a demand cannot be placed now, as data a scheduler can
+// report ("why is my job waiting?"). It matches [ErrNoFit].
+type NoFitError struct {
+	Demand      int    // GPUs asked for
+	MaxNodes    int    // nodes the policy allowed the job to span: 1 under strict consolidation, 0 for any number
+	LargestFree int    // free GPUs on the emptiest node that accepts placements
+	FreeTotal   int    // free GPUs on all nodes that accept placements
+	Reason      string // a human sentence, e.g. "needs 8 on ≤ 1 node, largest free block is 4"
+}
+
+func (e *NoFitError) Error() string { return "placement: " + e.Reason }
+
+// Is makes errors.Is(err, ErrNoFit) true.
+func (e *NoFitError) Is(target error) bool { return target == ErrNoFit }
+
+func newNoFit(demand, maxNodes, largest, total int) *NoFitError {
+	e := &NoFitError{Demand: demand, MaxNodes: maxNodes, LargestFree: largest, FreeTotal: total}
+	if maxNodes == 1 {
+		e.Reason = fmt.Sprintf("needs %d on ≤ 1 node, largest free block is %d", demand, largest)
+	} else {
+		e.Reason = fmt.Sprintf("needs %d, only %d free in total (largest free block is %d)", demand, total, largest)
+	}
+	return e
+}

@@ -1,0 +1,297 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/google/btree"
+)
+
+// plan is a placement decision before it is turned into GPU indices: the
+// pool of nodes to choose from and the number of nodes to use.
+type plan struct {
+	pool  *btree.BTreeG[key] // (free, id) of candidate nodes
+	nodes int
+}
+
+// decide applies the placement rules to demand. It never mutates.
+// O(log n + k) for a job spanning k nodes, plus O(levels·log domains) to
+// choose a topology domain when k ≤ 16 (a scan of a level's domains for
+// larger spans).
+func (c *Cluster) decide(demand int) (plan, error) {
+	if demand <= 0 {
+		return plan{}, &Error{Op: "place", Err: ErrInvalidDemand,
+			Detail: fmt.Sprintf("demand %d GPUs, want > 0", demand)}
+	}
+	if _, ok := c.bestFit(c.free, demand); ok {
+		return plan{pool: c.free, nodes: 1}, nil
+	}
+	largest := c.LargestFree()
+	if !c.spread && demand <= c.largestNode() {
+		return plan{}, newNoFit(demand, 1, largest, c.freeGPUs)
+	}
+	if c.freeGPUs < demand {
+		return plan{}, newNoFit(demand, 0, largest, c.freeGPUs)
+	}
+	k := minNodes(c.free, demand)
+	for l := len(c.levels) - 1; l >= 0; l-- {
+		if d, ok := c.innermost(l, k, demand); ok {
+			return plan{pool: d.nodes, nodes: k}, nil
+		}
+	}
+	return plan{pool: c.free, nodes: k}, nil
+}
+
+// largestNode returns the GPU count of the largest node that accepts
+// placements. O(log n).
+func (c *Cluster) largestNode() int {
+	k, _ := c.caps.Max()
+	return k.n
+}
+
+// bestFit returns the node of t with the fewest free GPUs that still holds
+// demand, the lowest id among equals. O(log |t|).
+func (c *Cluster) bestFit(t *btree.BTreeG[key], demand int) (key, bool) {
+	var out key
+	found := false
+	t.AscendGreaterOrEqual(key{demand, ""}, func(x key) bool {
+		out, found = x, true
+		return false
+	})
+	return out, found
+}
+
+// minNodes returns the fewest nodes of t whose free GPUs add up to demand:
+// the length of the shortest prefix of t's free blocks, largest first,
+// that reaches demand. The caller ensures that t holds demand in total.
+// O(log |t| + k).
+func minNodes(t *btree.BTreeG[key], demand int) int {
+	k, sum := 0, 0
+	t.Descend(func(x key) bool {
+		k++
+		sum += x.n
+		return sum < demand
+	})
+	return k
+}
+
+// innermost finds, at topology level l, the domain that can hold demand on
+// k nodes and whose k largest free blocks add up to the least (best fit
+// among domains; the lowest domain key among equals).
+func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
+	lv := c.levels[l]
+	var best key
+	found := false
+	if k <= maxIndexedSpan {
+		lv.byTop[k].AscendGreaterOrEqual(key{demand, ""}, func(x key) bool {
+			best, found = x, true
+			return false
+		})
+	} else {
+		// Rare: spans beyond the indexed range scan the domains with
+		// enough free GPUs. O(domains of the level · (log + k)).
+		lv.byFree.AscendGreaterOrEqual(key{demand, ""}, func(x key) bool {
+			e, _ := c.domains.Get(domainEntry{key: x.id})
+			if s := topSum(e.d.nodes, k); s >= demand {
+				if cand := (key{s, x.id}); !found || lessKey(cand, best) {
+					best, found = cand, true
+				}
+			}
+			return true
+		})
+	}
+	if !found {
+		return nil, false
+	}
+	e, _ := c.domains.Get(domainEntry{key: best.id})
+	return e.d, true
+}
+
+// topSum returns the sum of the k largest free blocks of t. O(log |t| + k).
+func topSum(t *btree.BTreeG[key], k int) int {
+	i, sum := 0, 0
+	t.Descend(func(x key) bool {
+		i++
+		sum += x.n
+		return i < k
+	})
+	return sum
+}
+
+// choose picks the nodes of p for demand and the GPUs to use on each:
+// single node: the best fit; k nodes: the k−1 largest free blocks whole
+// (ties by lowest id), then the remainder from the best-fitting other node.
+// O(k log n + GPUs of the chosen nodes).
+func (c *Cluster) choose(p plan, demand int) Placement {
+	if p.nodes == 1 {
+		b, _ := c.bestFit(p.pool, demand)
+		e, _ := c.nodes.Get(nodeEntry{id: b.id})
+		return Placement{Slots: []Slot{{Node: b.id, GPUs: e.n.lowestFree(demand)}}}
+	}
+	taken := make([]key, 0, p.nodes)
+	need := p.nodes - 1
+	top, _ := p.pool.Max()
+	v := top.n
+	for need > 0 {
+		// Within a group of equal free blocks take the lowest ids first.
+		p.pool.AscendGreaterOrEqual(key{v, ""}, func(x key) bool {
+			if x.n != v {
+				return false
+			}
+			taken = append(taken, x)
+			need--
+			return need > 0
+		})
+		if need == 0 {
+			break
+		}
+		p.pool.DescendLessOrEqual(key{v, ""}, func(x key) bool {
+			v = x.n // the next smaller free block; {v, ""} precedes every key of value v
+			return false
+		})
+	}
+	sum := 0
+	for _, x := range taken {
+		sum += x.n
+	}
+	rest := demand - sum
+	last := taken[len(taken)-1]
+	isTaken := func(x key) bool { return x.n > last.n || (x.n == last.n && x.id <= last.id) }
+	var rem key
+	p.pool.AscendGreaterOrEqual(key{rest, ""}, func(x key) bool {
+		if isTaken(x) {
+			return true
+		}
+		rem = x
+		return false
+	})
+	slots := make([]Slot, 0, p.nodes)
+	for _, x := range taken {
+		e, _ := c.nodes.Get(nodeEntry{id: x.id})
+		slots = append(slots, Slot{Node: x.id, GPUs: e.n.lowestFree(x.n)})
+	}
+	e, _ := c.nodes.Get(nodeEntry{id: rem.id})
+	slots = append(slots, Slot{Node: rem.id, GPUs: e.n.lowestFree(rest)})
+	slices.SortFunc(slots, func(a, b Slot) int {
+		if a.Node < b.Node {
+			return -1
+		}
+		if a.Node > b.Node {
+			return 1
+		}
+		return 0
+	})
+	return Placement{Slots: slots}
+}
+
+// Place plans where demand GPUs would go, without changing anything. It
+// fails with ErrInvalidDemand, or with a *NoFitError (matching ErrNoFit)
+// that says why. See the package documentation for the rules.
+// O(log n) for a single-node job; O(k log n + levels·log domains) for a
+// job spanning k ≤ 16 nodes; plus the size of the result.
+func (c *Cluster) Place(demand int) (Placement, error) {
+	p, err := c.decide(demand)
+	if err != nil {
+		return Placement{}, err
+	}
+	return c.choose(p, demand), nil
+}
+
+// Fits reports whether Place(demand) would succeed. O(log n).
+func (c *Cluster) Fits(demand int) bool {
+	if demand <= 0 {
+		return false
+	}
+	if c.LargestFree() >= demand {
+		return true
+	}
+	if !c.spread && demand <= c.largestNode() {
+		return false
+	}
+	return c.freeGPUs >= demand
+}
+
+// Allocate occupies exactly the GPUs of p under allocation id, typically a
+// placement just returned by Place. Slots must be ordered by node id, each
+// with strictly ascending GPU indices on a node that accepts placements.
+// It fails, changing nothing, with ErrInvalidPlacement,
+// ErrDuplicateAllocation, ErrUnknownNode, ErrNodeDraining or ErrConflict.
+// O(s log n + GPUs) for a placement on s nodes.
+func (c *Cluster) Allocate(id string, p Placement) error {
+	fail := func(node string, sentinel error, detail string) error {
+		return &Error{Op: "allocate", Allocation: id, Node: node, Err: sentinel, Detail: detail}
+	}
+	if id == "" {
+		return fail("", ErrInvalidPlacement, "allocation id is empty")
+	}
+	if c.allocs.Has(allocEntry{id: id}) {
+		return fail("", ErrDuplicateAllocation, "")
+	}
+	if len(p.Slots) == 0 {
+		return fail("", ErrInvalidPlacement, "placement has no slot")
+	}
+	for i, s := range p.Slots {
+		if i > 0 && s.Node <= p.Slots[i-1].Node {
+			return fail(s.Node, ErrInvalidPlacement, "slots are not ordered by node id, or a node repeats")
+		}
+		e, ok := c.nodes.Get(nodeEntry{id: s.Node})
+		if !ok {
+			return fail(s.Node, ErrUnknownNode, "")
+		}
+		n := e.n
+		if n.draining {
+			return fail(s.Node, ErrNodeDraining, "")
+		}
+		if len(s.GPUs) == 0 {
+			return fail(s.Node, ErrInvalidPlacement, "slot has no GPU")
+		}
+		for j, g := range s.GPUs {
+			if g < 0 || g >= n.gpus {
+				return fail(s.Node, ErrInvalidPlacement,
+					fmt.Sprintf("GPU %d out of range [0, %d)", g, n.gpus))
+			}
+			if j > 0 && g <= s.GPUs[j-1] {
+				return fail(s.Node, ErrInvalidPlacement, "GPU indices are not strictly ascending")
+			}
+			if n.held(g) {
+				return fail(s.Node, ErrConflict, fmt.Sprintf("GPU %d is already held", g))
+			}
+		}
+	}
+	stored := p.clone()
+	for _, s := range stored.Slots {
+		e, _ := c.nodes.Get(nodeEntry{id: s.Node})
+		n := c.mutNode(e)
+		old := n.snapshot()
+		for _, g := range s.GPUs {
+			n.mark(g, true)
+		}
+		n.free -= len(s.GPUs)
+		c.used += len(s.GPUs)
+		c.reindex(n, old)
+	}
+	c.allocs.ReplaceOrInsert(allocEntry{id: id, p: stored})
+	return nil
+}
+
+// Release frees the GPUs held by allocation id and returns its placement.
+// It fails with ErrUnknownAllocation for an id never allocated or already
+// released. O(s log n + GPUs) for a placement on s nodes.
+func (c *Cluster) Release(id string) (Placement, error) {
+	e, ok := c.allocs.Delete(allocEntry{id: id})
+	if !ok {
+		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
+	}
+	for _, s := range e.p.Slots {
+		ne, _ := c.nodes.Get(nodeEntry{id: s.Node})
+		n := c.mutNode(ne)
+		old := n.snapshot()
+		for _, g := range s.GPUs {
+			n.mark(g, false)
+		}
+		n.free += len(s.GPUs)
+		c.used -= len(s.GPUs)
+		c.reindex(n, old)
+	}
+	return e.p, nil
+}

@@ -1,0 +1,118 @@
+package placement
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Node describes one machine of a cluster: an identifier, a number of GPUs
+// and an optional topology path.
+//
+// Topology lists the node's network domains from the outermost to the
+// innermost, for example {"rack-3", "switch-12"}. Domains are identified by
+// their whole path prefix, so two switches called "switch-1" in different
+// racks are different domains. Nodes may have paths of different depths, or
+// none at all.
+type Node struct {
+	ID       string
+	GPUs     int
+	Topology []string
+}
+
+// Slot is the part of a placement that lives on one node: the node's ID and
+// the indices of the GPUs used there, in ascending order, as a real
+// integration would pass them to CUDA_VISIBLE_DEVICES.
+type Slot struct {
+	Node string
+	GPUs []int
+}
+
+// Placement names every GPU of a gang: one [Slot] per node, ordered by node
+// ID. The zero Placement holds nothing.
+type Placement struct{ Slots []Slot }
+
+// GPUs returns the number of GPUs in the placement. O(nodes).
+func (p Placement) GPUs() int {
+	n := 0
+	for _, s := range p.Slots {
+		n += len(s.GPUs)
+	}
+	return n
+}
+
+// Nodes returns the number of nodes the placement spans.
+func (p Placement) Nodes() int { return len(p.Slots) }
+
+// String formats the placement as "node:gpu,gpu node:gpu", for logs and
+// examples.
+func (p Placement) String() string {
+	var b strings.Builder
+	for i, s := range p.Slots {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s.Node)
+		b.WriteByte(':')
+		for j, g := range s.GPUs {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(g))
+		}
+	}
+	return b.String()
+}
+
+// clone returns a deep copy of p whose slices share nothing with p.
+func (p Placement) clone() Placement {
+	if p.Slots == nil {
+		return Placement{}
+	}
+	slots := make([]Slot, len(p.Slots))
+	gpus := make([]int, 0, p.GPUs())
+	for i, s := range p.Slots {
+		start := len(gpus)
+		gpus = append(gpus, s.GPUs...)
+		slots[i] = Slot{Node: s.Node, GPUs: gpus[start:len(gpus):len(gpus)]}
+	}
+	return Placement{Slots: slots}
+}
+
+// Placer is the face of a placement engine that a scheduler consumes.
+//
+// Planning and committing are separate so that a scheduler can plan a whole
+// round (on a clone, or step by step) before it changes anything: Place and
+// Fits never mutate, Allocate and Release do.
+type Placer interface {
+	// Place plans where demand GPUs would go; it does not change state. A
+	// job that cannot be placed gets an error matching ErrNoFit, whose
+	// concrete type *NoFitError carries the reason (Demand, LargestFree,
+	// FreeTotal, a human sentence).
+	Place(demand int) (Placement, error)
+	// Fits reports whether Place(demand) would succeed, more cheaply.
+	Fits(demand int) bool
+	// Allocate occupies exactly the GPUs of p under allocation id.
+	Allocate(id string, p Placement) error
+	// Release frees the GPUs held by allocation id and returns them.
+	Release(id string) (Placement, error)
+}
+
+// Option configures a [Cluster] at construction.
+type Option func(*config)
+
+type config struct {
+	spread bool
+}
+
+// StrictConsolidation is the default policy: a job whose demand is at most
+// the GPU count of the largest node that accepts placements must land on a
+// single node, and waits otherwise. Larger jobs take the fewest nodes that
+// can hold them. Strict consolidation keeps small jobs off the network and
+// keeps the cluster from being splintered by jobs that would fit on one node
+// later.
+func StrictConsolidation() Option { return func(c *config) { c.spread = false } }
+
+// AllowSpread lets a job that no single node can hold be spread over the
+// fewest nodes that can, even when its demand is at most a node's size.
+// It trades communication locality for shorter waits.
+func AllowSpread() Option { return func(c *config) { c.spread = true } }
