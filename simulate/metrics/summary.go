@@ -1,0 +1,353 @@
+package metrics
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+)
+
+// SummaryConfig sets the thresholds of a Summary. The zero value means the
+// paper's settings (see DefaultSummaryConfig).
+type SummaryConfig struct {
+	// JobLoss is the ρ_job threshold of a sharing-loss job; 0 means 0.95.
+	JobLoss float64
+	// TenantLoss is the ρ_tenant threshold of a sharing-loss interval; 0
+	// means 1.
+	TenantLoss float64
+	// Intervals are the tenant interval lengths reported; nil means 1 h,
+	// 6 h and 24 h (the paper does not state its lengths).
+	Intervals []time.Duration
+	// MinRun is the smallest running time used as a slowdown divisor; 0
+	// means 1 s.
+	MinRun time.Duration
+	// Epsilon absorbs floating-point rounding in the loss tests: ρ counts as
+	// a loss only when ρ < threshold − Epsilon. 0 means 1e-9; a negative
+	// value means exactly 0.
+	Epsilon float64
+}
+
+// DefaultSummaryConfig returns the paper's thresholds: ρ_job < 0.95,
+// ρ_tenant < 1 over 1 h, 6 h and 24 h intervals, slowdown divisor at least
+// 1 s, rounding tolerance 1e-9.
+func DefaultSummaryConfig() SummaryConfig {
+	return SummaryConfig{
+		JobLoss:    0.95,
+		TenantLoss: 1,
+		Intervals:  []time.Duration{time.Hour, 6 * time.Hour, 24 * time.Hour},
+		MinRun:     time.Second,
+		Epsilon:    1e-9,
+	}
+}
+
+func (c SummaryConfig) withDefaults() SummaryConfig {
+	d := DefaultSummaryConfig()
+	if c.JobLoss == 0 {
+		c.JobLoss = d.JobLoss
+	}
+	if c.TenantLoss == 0 {
+		c.TenantLoss = d.TenantLoss
+	}
+	if c.Intervals == nil {
+		c.Intervals = d.Intervals
+	}
+	if c.MinRun == 0 {
+		c.MinRun = d.MinRun
+	}
+	switch {
+	case c.Epsilon == 0:
+		c.Epsilon = d.Epsilon
+	case c.Epsilon < 0:
+		c.Epsilon = 0
+	}
+	return c
+}
+
+// Stats summarises a distribution: mean and nearest-rank percentiles (the
+// p-th percentile of n sorted values is the value of rank ⌈p·n/100⌉). All
+// zero when there are no values.
+type Stats struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// NewStats computes Stats of xs (which it sorts in place).
+func NewStats(xs []float64) Stats {
+	if len(xs) == 0 {
+		return Stats{}
+	}
+	slices.Sort(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return Stats{
+		N:    len(xs),
+		Mean: sum / float64(len(xs)),
+		P50:  Percentile(xs, 50),
+		P90:  Percentile(xs, 90),
+		P99:  Percentile(xs, 99),
+		Max:  xs[len(xs)-1],
+	}
+}
+
+// Percentile returns the nearest-rank p-th percentile of sorted values:
+// the value of rank ⌈p·n/100⌉ (at least rank 1). It returns 0 for no values.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(n)))
+	return sorted[min(max(rank, 1), n)-1]
+}
+
+// IntervalLoss is the tenant sharing-loss figure for one interval length.
+type IntervalLoss struct {
+	Interval time.Duration `json:"-"`
+	Seconds  float64       `json:"interval_seconds"`
+	Pairs    int           `json:"pairs"` // (tenant, interval) pairs of this length
+	Loss     int           `json:"loss"`  // pairs with ρ_tenant < threshold
+	Share    float64       `json:"share"` // Loss ÷ Pairs; 0 when there are no pairs
+}
+
+// Summary holds a run's figures of merit. Shares are fractions in [0, 1];
+// times are seconds. It encodes to JSON without loss (no NaN or infinity).
+type Summary struct {
+	Policy   string         `json:"policy"`
+	Jobs     int            `json:"jobs"`
+	Finished int            `json:"finished"`
+	States   map[string]int `json:"states"`
+	Excluded map[string]int `json:"excluded,omitempty"`
+
+	JobLossThreshold float64 `json:"job_loss_threshold"`
+	// SharingLossJobs is the share of finished jobs with ρ_job < JobLossThreshold.
+	SharingLossJobs float64 `json:"sharing_loss_jobs"`
+	LossJobs        int     `json:"loss_jobs"`
+
+	TenantLossThreshold float64        `json:"tenant_loss_threshold"`
+	TenantLoss          []IntervalLoss `json:"tenant_loss"`
+
+	JCT      Stats `json:"jct_seconds"`
+	Queueing Stats `json:"queueing_seconds"`
+	Slowdown Stats `json:"slowdown"`
+
+	// Utilization is ∫used ÷ ∫capacity over the recorded occupancy.
+	Utilization float64 `json:"utilization"`
+	// Jain is Jain's index (Σρ)² ÷ (n·Σρ²) of the tenants' whole-run ρ, in
+	// (0, 1], 1 when all are equal. Tenants with ρ = +Inf (service while
+	// owed nothing) are left out and counted in JainExcluded; no tenant at
+	// all gives 1.
+	Jain         float64 `json:"jain"`
+	JainExcluded int     `json:"jain_excluded,omitempty"`
+
+	Preemptions   int `json:"preemptions"`
+	PreemptedJobs int `json:"preempted_jobs"`
+
+	// PreemptionOverhead is filled by the caller from PreemptionOverhead
+	// when a zero-overhead run is available.
+	PreemptionOverhead *float64 `json:"preemption_overhead,omitempty"`
+
+	TenantRho map[string]ledger.Rho `json:"tenant_rho"`
+	Quotas    map[string]float64    `json:"quotas,omitempty"`
+}
+
+// Summarize computes the summary of r under cfg. It does not modify r.
+// Cost: O(J log J + T log T + U log U) for J jobs, T tenant intervals and U
+// occupancy points.
+//
+// Conventions:
+//   - Job figures (sharing loss, JCT, queueing, slowdown) count finished
+//     jobs only; Jobs − Finished jobs never ended.
+//   - A (tenant, interval) pair in which the tenant was owed nothing and
+//     received nothing has ρ = 1 (ledger.Ratio) and is never a loss; a pair
+//     with FairShare 0 and Alloc > 0 has ρ = +Inf, also not a loss.
+//   - Pairs are grouped by TenantInterval.IntervalLength; lengths not in
+//     cfg.Intervals are ignored.
+func Summarize(r Run, cfg SummaryConfig) Summary {
+	cfg = cfg.withDefaults()
+	s := Summary{
+		Policy:              r.Policy,
+		Jobs:                len(r.Jobs),
+		States:              map[string]int{},
+		JobLossThreshold:    cfg.JobLoss,
+		TenantLossThreshold: cfg.TenantLoss,
+	}
+	if len(r.Excluded) > 0 {
+		s.Excluded = maps.Clone(r.Excluded)
+	}
+	if len(r.Quotas) > 0 {
+		s.Quotas = maps.Clone(r.Quotas)
+	}
+	var jct, queue, slow []float64
+	for _, j := range r.Jobs {
+		s.Preemptions += j.Preemptions
+		if j.Preemptions > 0 {
+			s.PreemptedJobs++
+		}
+		if !j.Finished() {
+			continue
+		}
+		s.Finished++
+		s.States[stateOrCompleted(j.State)]++
+		if float64(j.Rho) < cfg.JobLoss-cfg.Epsilon {
+			s.LossJobs++
+		}
+		jct = append(jct, j.JCT().Seconds())
+		queue = append(queue, j.Queueing().Seconds())
+		slow = append(slow, j.Slowdown(cfg.MinRun))
+	}
+	if s.Finished > 0 {
+		s.SharingLossJobs = float64(s.LossJobs) / float64(s.Finished)
+	}
+	s.JCT, s.Queueing, s.Slowdown = NewStats(jct), NewStats(queue), NewStats(slow)
+
+	for _, length := range cfg.Intervals {
+		il := IntervalLoss{Interval: length, Seconds: length.Seconds()}
+		for _, t := range r.Tenants {
+			if t.IntervalLength() != length {
+				continue
+			}
+			il.Pairs++
+			if float64(t.Account.Rho) < cfg.TenantLoss-cfg.Epsilon {
+				il.Loss++
+			}
+		}
+		if il.Pairs > 0 {
+			il.Share = float64(il.Loss) / float64(il.Pairs)
+		}
+		s.TenantLoss = append(s.TenantLoss, il)
+	}
+
+	s.Utilization = Utilization(r.Util, r.End)
+	s.TenantRho = tenantRho(r)
+	s.Jain, s.JainExcluded = Jain(s.TenantRho)
+	return s
+}
+
+func stateOrCompleted(s string) string {
+	if s == "" {
+		return "COMPLETED"
+	}
+	return s
+}
+
+// Utilization returns ∫used ÷ ∫capacity of the step function pts (each
+// point holds until the next; the last until end, or counts for nothing
+// when end is zero or not after it). Points are taken in time order (a
+// sorted copy is made when needed). It returns 0 when no capacity was
+// recorded.
+func Utilization(pts []UtilPoint, end time.Time) float64 {
+	if !slices.IsSortedFunc(pts, cmpUtil) {
+		pts = slices.Clone(pts)
+		slices.SortStableFunc(pts, cmpUtil)
+	}
+	var used, capacity float64
+	for i, p := range pts {
+		next := end
+		if i+1 < len(pts) {
+			next = pts[i+1].At
+		}
+		if next.IsZero() || !next.After(p.At) {
+			continue
+		}
+		dt := next.Sub(p.At).Seconds()
+		used += float64(p.Used) * dt
+		capacity += float64(p.Capacity) * dt
+	}
+	if !(capacity > 0) {
+		return 0
+	}
+	return used / capacity
+}
+
+func cmpUtil(a, b UtilPoint) int { return a.At.Compare(b.At) }
+
+// tenantRho is each tenant's whole-run ρ: from r.TenantTotals, or else the
+// sum of its intervals of the shortest length present.
+func tenantRho(r Run) map[string]ledger.Rho {
+	out := map[string]ledger.Rho{}
+	if r.TenantTotals != nil {
+		for t, a := range r.TenantTotals {
+			out[t] = ledger.Ratio(a.Alloc, a.FairShare)
+		}
+		return out
+	}
+	shortest := time.Duration(0)
+	for _, t := range r.Tenants {
+		if l := t.IntervalLength(); l > 0 && (shortest == 0 || l < shortest) {
+			shortest = l
+		}
+	}
+	type sum struct{ alloc, fair ledger.GPUSeconds }
+	sums := map[string]sum{}
+	for _, t := range r.Tenants {
+		if t.IntervalLength() != shortest {
+			continue
+		}
+		s := sums[t.Tenant]
+		s.alloc += t.Account.Alloc
+		s.fair += t.Account.FairShare
+		sums[t.Tenant] = s
+	}
+	for t, s := range sums {
+		out[t] = ledger.Ratio(s.alloc, s.fair)
+	}
+	return out
+}
+
+// Jain returns Jain's fairness index (Σx)² ÷ (n·Σx²) over the finite ρ
+// values, and how many +Inf values it left out. It is 1 when there are no
+// finite values or all are 0 (nobody is treated differently).
+func Jain(rho map[string]ledger.Rho) (index float64, excluded int) {
+	var sum, sq float64
+	n := 0
+	for _, k := range slices.Sorted(maps.Keys(rho)) { // fixed order: identical sums on every run
+		r := rho[k]
+		if r.IsInf() {
+			excluded++
+			continue
+		}
+		x := float64(r)
+		sum += x
+		sq += x * x
+		n++
+	}
+	if n == 0 || sq == 0 {
+		return 1, excluded
+	}
+	return sum * sum / (float64(n) * sq), excluded
+}
+
+// ErrIncomparable reports two summaries that PreemptionOverhead cannot
+// compare.
+var ErrIncomparable = errors.New("metrics: summaries are not comparable")
+
+// PreemptionOverhead returns the relative increase of the average JCT of a
+// run with preemption overheads over the same run without them:
+// (JCT_with − JCT_without) ÷ JCT_without. The paper reports about 0.008 for
+// ASTRAEA on Venus at a 900 s lease. It fails when the runs finished a
+// different number of jobs or the zero-overhead run has no positive JCT.
+func PreemptionOverhead(with, without Summary) (float64, error) {
+	if with.Finished != without.Finished {
+		return 0, fmt.Errorf("%w: %d vs %d finished jobs", ErrIncomparable, with.Finished, without.Finished)
+	}
+	if !(without.JCT.Mean > 0) {
+		return 0, fmt.Errorf("%w: zero-overhead run has average JCT %v", ErrIncomparable, without.JCT.Mean)
+	}
+	return (with.JCT.Mean - without.JCT.Mean) / without.JCT.Mean, nil
+}
+
+// cmpJobs orders job records by submit time, then id.
+func cmpJobs(a, b JobRecord) int {
+	return cmp.Or(a.Submit.Compare(b.Submit), cmp.Compare(a.ID, b.ID))
+}

@@ -1,0 +1,261 @@
+package metrics
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+)
+
+var t0 = time.Date(2020, 9, 7, 0, 0, 0, 0, time.UTC)
+
+func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// tiny is a hand-computed run of four jobs:
+//
+//	a: submit 0, start 0,   end 100,  run 100 → JCT 100, queue 0,   slowdown 1,   ρ 1
+//	b: submit 0, start 100, end 300,  run 200 → JCT 300, queue 100, slowdown 1.5, ρ 0.5 (loss)
+//	c: submit 10, start 20, end 20,   run 0   → JCT 10,  queue 10,  slowdown 10 (÷ 1 s), ρ 1
+//	d: submit 50, start 60, end 1050, run 900, 2 preemptions → JCT 1000, queue 10, slowdown 1000/900, ρ 0.94 (loss)
+//	e: submit 70, never started, never ended
+func tiny() Run {
+	return Run{
+		Policy: "astraea",
+		Jobs: []JobRecord{
+			{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(100), Run: 100 * time.Second, Rho: 1, State: "COMPLETED"},
+			{ID: "b", Tenant: "x", GPUs: 2, Submit: at(0), FirstStart: at(100), End: at(300), Run: 200 * time.Second, Rho: 0.5, State: "FAILED"},
+			{ID: "c", Tenant: "y", GPUs: 1, Submit: at(10), FirstStart: at(20), End: at(20), Run: 0, Rho: 1},
+			{ID: "d", Tenant: "y", GPUs: 4, Submit: at(50), FirstStart: at(60), End: at(1050), Run: 900 * time.Second, Rho: 0.94, Preemptions: 2, State: "COMPLETED"},
+			{ID: "e", Tenant: "y", GPUs: 4, Submit: at(70), Preemptions: 1},
+		},
+	}
+}
+
+func TestSummarizeJobs(t *testing.T) {
+	s := Summarize(tiny(), SummaryConfig{})
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"jobs", float64(s.Jobs), 5},
+		{"finished", float64(s.Finished), 4},
+		{"loss jobs are b and d", float64(s.LossJobs), 2},
+		{"sharing-loss share is 2 of 4 finished", s.SharingLossJobs, 0.5},
+		{"avg JCT", s.JCT.Mean, (100 + 300 + 10 + 1000) / 4.0},
+		{"p50 JCT is rank 2 of 10,100,300,1000", s.JCT.P50, 100},
+		{"p90 JCT is rank 4", s.JCT.P90, 1000},
+		{"p99 JCT", s.JCT.P99, 1000},
+		{"avg queueing", s.Queueing.Mean, (0 + 100 + 10 + 10) / 4.0},
+		{"p50 queueing is rank 2 of 0,10,10,100", s.Queueing.P50, 10},
+		{"avg slowdown", s.Slowdown.Mean, (1 + 1.5 + 10 + 1000.0/900) / 4},
+		{"p90 slowdown", s.Slowdown.P90, 10},
+		{"preemptions", float64(s.Preemptions), 3},
+		{"preempted jobs", float64(s.PreemptedJobs), 2},
+		{"completed (empty state counts as completed)", float64(s.States["COMPLETED"]), 3},
+		{"failed", float64(s.States["FAILED"]), 1},
+	}
+	for _, c := range checks {
+		if !near(c.got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestSlowdownConventions(t *testing.T) {
+	tests := []struct {
+		name string
+		job  JobRecord
+		want float64
+	}{
+		{"a job that never waited has slowdown 1", JobRecord{Submit: at(0), End: at(60), Run: time.Minute}, 1},
+		{"waiting as long as running doubles it", JobRecord{Submit: at(0), End: at(120), Run: time.Minute}, 2},
+		{"a zero-second job that did not wait has slowdown 1", JobRecord{Submit: at(5), End: at(5)}, 1},
+		{"a zero-second job divides by one second", JobRecord{Submit: at(0), End: at(30)}, 30},
+		{"a job never beats its run time", JobRecord{Submit: at(0), End: at(30), Run: time.Minute}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.job.Slowdown(time.Second); !near(got, tt.want) {
+				t.Fatalf("Slowdown = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for p, want := range map[float64]float64{0: 1, 10: 1, 11: 2, 50: 5, 90: 9, 99: 10, 100: 10} {
+		if got := Percentile(xs, p); got != want {
+			t.Errorf("p%v = %v, want %v", p, got, want)
+		}
+	}
+	if Percentile(nil, 50) != 0 || NewStats(nil) != (Stats{}) {
+		t.Error("empty input must give zeros")
+	}
+}
+
+func acct(alloc, fair float64) ledger.Account {
+	return ledger.Account{Alloc: ledger.GPUSeconds(alloc), FairShare: ledger.GPUSeconds(fair),
+		Rho: ledger.Ratio(ledger.GPUSeconds(alloc), ledger.GPUSeconds(fair))}
+}
+
+func TestTenantIntervalLoss(t *testing.T) {
+	h := time.Hour
+	r := Run{Tenants: []TenantInterval{
+		// 1 h intervals: x loses in the first, y is owed nothing and gets nothing (ρ = 1),
+		// y borrows in the second (ρ = +Inf), x exactly fair up to rounding.
+		{Tenant: "x", From: at(0), To: at(3600), Account: acct(1800, 3600)},
+		{Tenant: "y", From: at(0), To: at(3600), Account: acct(0, 0)},
+		{Tenant: "x", From: at(3600), To: at(7200), Account: acct(3600*(1-1e-12), 3600)},
+		{Tenant: "y", From: at(3600), To: at(7200), Account: acct(100, 0)},
+		// the last 1 h interval was cut at the end of the run but belongs to the 1 h group
+		{Tenant: "x", From: at(7200), To: at(7300), Account: acct(0, 100), Length: h},
+		// one 2 h interval, not configured: ignored
+		{Tenant: "x", From: at(0), To: at(7200), Account: acct(0, 1)},
+		// 6 h: one pair, a loss
+		{Tenant: "x", From: at(0), To: at(21600), Account: acct(1, 2)},
+	}}
+	s := Summarize(r, SummaryConfig{})
+	want := []IntervalLoss{
+		{Interval: h, Seconds: 3600, Pairs: 5, Loss: 2, Share: 0.4},
+		{Interval: 6 * h, Seconds: 21600, Pairs: 1, Loss: 1, Share: 1},
+		{Interval: 24 * h, Seconds: 86400},
+	}
+	if len(s.TenantLoss) != len(want) {
+		t.Fatalf("TenantLoss = %+v", s.TenantLoss)
+	}
+	for i := range want {
+		if s.TenantLoss[i] != want[i] {
+			t.Errorf("interval %d: %+v, want %+v", i, s.TenantLoss[i], want[i])
+		}
+	}
+	// Whole-run ρ from the 1 h intervals: x = (1800+3600)/(3600+3600+100), y = +Inf.
+	if got, want := float64(s.TenantRho["x"]), (1800+3600*(1-1e-12))/7300; !near(got, want) {
+		t.Errorf("ρ_x = %v, want %v", got, want)
+	}
+	if !s.TenantRho["y"].IsInf() || s.JainExcluded != 1 || s.Jain != 1 {
+		t.Errorf("ρ_y = %v, Jain = %v excluded %d; want +Inf, 1, 1", s.TenantRho["y"], s.Jain, s.JainExcluded)
+	}
+	// With an exact threshold the rounding-level shortfall counts as a loss.
+	if s := Summarize(r, SummaryConfig{Epsilon: -1}); s.TenantLoss[0].Loss != 3 {
+		t.Errorf("exact comparison: %d losses, want 3", s.TenantLoss[0].Loss)
+	}
+}
+
+func TestJain(t *testing.T) {
+	tests := []struct {
+		name string
+		rho  map[string]ledger.Rho
+		want float64
+	}{
+		{"equal ρ is perfectly fair", map[string]ledger.Rho{"a": 0.7, "b": 0.7, "c": 0.7}, 1},
+		{"one of two served", map[string]ledger.Rho{"a": 1, "b": 0}, 0.5},
+		{"1 and 2", map[string]ledger.Rho{"a": 1, "b": 2}, 9.0 / 10},
+		{"no tenants", nil, 1},
+		{"only +Inf", map[string]ledger.Rho{"a": ledger.Rho(math.Inf(1))}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, _ := Jain(tt.rho); !near(got, tt.want) {
+				t.Fatalf("Jain = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJainFromTotals(t *testing.T) {
+	r := Run{TenantTotals: map[string]ledger.Account{"a": acct(10, 10), "b": acct(20, 10)}}
+	if s := Summarize(r, SummaryConfig{}); !near(s.Jain, 0.9) {
+		t.Fatalf("Jain = %v, want 0.9", s.Jain)
+	}
+}
+
+func TestUtilization(t *testing.T) {
+	pts := []UtilPoint{
+		{At: at(100), Used: 8, Capacity: 8},
+		{At: at(0), Used: 4, Capacity: 8}, // out of order: sorted first
+		{At: at(200), Used: 0, Capacity: 16},
+	}
+	// [0,100): 4/8, [100,200): 8/8, [200,300): 0/16 → (400+800)/(800+800+1600)
+	if got := Utilization(pts, at(300)); !near(got, 1200.0/3200) {
+		t.Errorf("Utilization = %v, want %v", got, 1200.0/3200)
+	}
+	// Without an end the last step counts for nothing.
+	if got := Utilization(pts, time.Time{}); !near(got, 1200.0/1600) {
+		t.Errorf("Utilization without end = %v, want 0.75", got)
+	}
+	if got := Utilization(nil, at(10)); got != 0 {
+		t.Errorf("no points: %v", got)
+	}
+	if pts[0].At != at(100) {
+		t.Error("Utilization reordered its input")
+	}
+}
+
+func TestPreemptionOverhead(t *testing.T) {
+	with := Summary{Finished: 10, JCT: Stats{Mean: 1008}}
+	without := Summary{Finished: 10, JCT: Stats{Mean: 1000}}
+	got, err := PreemptionOverhead(with, without)
+	if err != nil || !near(got, 0.008) {
+		t.Fatalf("overhead = %v, %v; want 0.008", got, err)
+	}
+	if _, err := PreemptionOverhead(with, Summary{Finished: 9, JCT: Stats{Mean: 1}}); !errors.Is(err, ErrIncomparable) {
+		t.Errorf("different job counts: %v", err)
+	}
+	if _, err := PreemptionOverhead(Summary{}, Summary{}); !errors.Is(err, ErrIncomparable) {
+		t.Errorf("zero JCT: %v", err)
+	}
+}
+
+func TestSummaryJSON(t *testing.T) {
+	r := tiny()
+	r.Tenants = []TenantInterval{{Tenant: "y", From: at(0), To: at(3600), Account: acct(5, 0)}}
+	r.Quotas = map[string]float64{"x": 1, "y": 3}
+	s := Summarize(r, SummaryConfig{})
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"tenant_rho":{"y":"+Inf"}`, `"sharing_loss_jobs":0.5`, `"interval_seconds":3600`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s: %s", want, b)
+		}
+	}
+	var back Summary
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.JCT != s.JCT || !back.TenantRho["y"].IsInf() {
+		t.Errorf("round trip changed the summary: %+v", back)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	a := Summarize(tiny(), SummaryConfig{})
+	r := tiny()
+	r.Policy = "fifo"
+	b := Summarize(r, SummaryConfig{})
+	ov := 0.008
+	b.PreemptionOverhead = &ov
+	var sb strings.Builder
+	if err := WriteTable(&sb, a, b); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	for _, want := range []string{"astraea", "fifo", "sharing-loss jobs (ρ_job < 0.95)", "50.00 %", "tenant loss intervals 24h (ρ < 1)", "avg JCT s", "352.5", "0.80 %"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	var again strings.Builder
+	WriteTable(&again, a, b)
+	if again.String() != out {
+		t.Error("table is not deterministic")
+	}
+}
