@@ -1,0 +1,655 @@
+package ledger
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Mode selects the tenant fair-share equation of a ledger.
+type Mode int
+
+const (
+	// DemandAware is Eq. 8: FairShare_j(t) = min(Demand_j(t), Quota_j(t)).
+	// A tenant accrues no debt for quota it had no work to use. The zero value.
+	DemandAware Mode = iota
+	// QuotaShare is Eq. 16: FairShare_j(t) = Quota_j(t), accruing even while
+	// the tenant is idle, so quota lent to others becomes a visible balance.
+	// The paper's simulator uses it for tenant selection.
+	QuotaShare
+)
+
+// String returns "DemandAware" or "QuotaShare".
+func (m Mode) String() string {
+	switch m {
+	case DemandAware:
+		return "DemandAware"
+	case QuotaShare:
+		return "QuotaShare"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// FinalState is how a job ended. All three make the job inactive: its fair
+// share stops accruing from the finish time.
+type FinalState int
+
+const (
+	Completed FinalState = iota + 1 // ran to completion
+	Failed                          // ended with an error
+	Cancelled                       // withdrawn by its owner or an operator
+)
+
+// String returns "Completed", "Failed" or "Cancelled".
+func (s FinalState) String() string {
+	switch s {
+	case Completed:
+		return "Completed"
+	case Failed:
+		return "Failed"
+	case Cancelled:
+		return "Cancelled"
+	}
+	return fmt.Sprintf("FinalState(%d)", int(s))
+}
+
+func (s FinalState) valid() bool { return s >= Completed && s <= Cancelled }
+
+// Config configures a new Ledger.
+type Config struct {
+	Mode     Mode      // tenant fair-share equation; zero value DemandAware (Eq. 8)
+	Capacity GPUs      // cluster GPUs M at Start; ≥ 0
+	Start    time.Time // beginning of history: Now() and Begin() at creation
+	History  History   // retention policy; zero value Unbounded
+}
+
+// Ledger is the two-level account book. It is not safe for concurrent use;
+// callers serialize events (queries may run concurrently with each other
+// while no event is applied).
+//
+// Time is stored as int64 nanoseconds since Config.Start: ordering and
+// equality of event times are exact (two events at one instant are never
+// reordered by rounding), arithmetic allocates nothing, and the range covers
+// ±292 years. Integrals are float64 GPU·seconds.
+type Ledger struct {
+	mode     Mode
+	hist     History
+	lam      decay
+	start    time.Time
+	now      int64 // ns since start
+	base     int64 // start of history (Config.Start or last Reset)
+	capacity GPUs
+	sumW     float64 // Σ weights of registered tenants
+	running  GPUs    // Σ demand of running jobs
+	cluster  series2 // a: capacity M, b: allocated Σ running demand
+	idle     series1 // max(0, M − allocated)
+	tenants  []*tenant
+	tenantIx map[TenantID]*tenant
+	jobs     map[JobID]*job
+	done     []*job // trailing window only: finished jobs in finish order
+}
+
+type tenant struct {
+	id         TenantID
+	weight     float64
+	registered bool
+	demand     GPUs // Σ demand of active jobs
+	alloc      GPUs // Σ demand of running jobs
+	nActive    int
+	activeW    float64 // Σ weight of active jobs
+	fair       float64 // current FairShare_j
+	s          series2 // a: Alloc_j, b: FairShare_j
+	groups     []*group
+	groupIx    map[float64]*group // θ = D/w → group of active jobs
+}
+
+// group integrates G_θ(t) = ∫ min(θ, x_j(t)) dt for the active jobs of one
+// tenant sharing θ = demand/weight; x_j = FairShare_j / Σ active weights. A
+// job's fair share is weight × min(θ, x_j), so its integral is weight × ΔG.
+type group struct {
+	theta float64
+	n     int // active jobs in the group
+	ix    int // index in tenant.groups, -1 once dropped
+	s     series1
+}
+
+type jobState uint8
+
+const (
+	pending jobState = iota
+	running
+	finished
+)
+
+type job struct {
+	id        JobID
+	tn        *tenant
+	demand    GPUs
+	weight    float64
+	state     jobState
+	final     FinalState
+	submit    int64
+	finish    int64
+	alloc     series1 // rate demand while running
+	segs      []segment
+	grp       *group  // current group while active
+	finalFair float64 // fair value at finish
+}
+
+// segment is a stretch of a job's active life with one weight, hence one
+// group: the job's fair value at t inside it is
+// base·e^(−λ(t−from)) + w·(G(t) − gFrom·e^(−λ(t−from))).
+type segment struct {
+	from  int64
+	g     *group
+	w     float64
+	base  float64
+	gFrom float64
+}
+
+// New returns an empty ledger: no tenants, capacity cfg.Capacity, Now() =
+// Begin() = cfg.Start. It rejects a negative capacity, an unknown mode and
+// History values with a window or half-life ≤ 0, with an error matching
+// ErrConfig.
+func New(cfg Config) (*Ledger, error) {
+	fail := func(detail string) (*Ledger, error) {
+		return nil, &Error{Op: "New", Err: ErrConfig, Detail: detail}
+	}
+	if cfg.Mode != DemandAware && cfg.Mode != QuotaShare {
+		return fail(fmt.Sprintf("unknown mode %d", int(cfg.Mode)))
+	}
+	if cfg.Capacity < 0 {
+		return fail(fmt.Sprintf("capacity %d < 0", cfg.Capacity))
+	}
+	if err := cfg.History.validate(); err != nil {
+		return fail(err.Error())
+	}
+	l := &Ledger{
+		mode:     cfg.Mode,
+		hist:     cfg.History,
+		lam:      decay(cfg.History.lambda()),
+		start:    cfg.Start.Round(0),
+		capacity: cfg.Capacity,
+		tenantIx: make(map[TenantID]*tenant),
+		jobs:     make(map[JobID]*job),
+	}
+	l.refreshCluster(0)
+	return l, nil
+}
+
+// Mode returns the tenant fair-share equation.
+func (l *Ledger) Mode() Mode { return l.mode }
+
+// History returns the retention policy.
+func (l *Ledger) History() History { return l.hist }
+
+// Capacity returns the current cluster capacity M.
+func (l *Ledger) Capacity() GPUs { return l.capacity }
+
+// Now returns the time of the last event (or Advance); events at earlier times
+// are rejected.
+func (l *Ledger) Now() time.Time { return l.time(l.now) }
+
+// Begin returns the start of retained history: Config.Start or the last
+// Reset, and with [TrailingWindow] w no earlier than Now()−w.
+func (l *Ledger) Begin() time.Time { return l.time(l.beginAt(l.now)) }
+
+func (l *Ledger) time(ns int64) time.Time { return l.start.Add(time.Duration(ns)) }
+
+// beginAt is the start of retained history as seen at time t.
+func (l *Ledger) beginAt(t int64) int64 {
+	if l.hist.kind == histTrailing {
+		if b := t - int64(l.hist.d); b > l.base {
+			return b
+		}
+	}
+	return l.base
+}
+
+// trimBefore is the time before which breakpoints may be dropped.
+func (l *Ledger) trimBefore() int64 {
+	if l.hist.kind == histTrailing {
+		return l.beginAt(l.now)
+	}
+	return l.base
+}
+
+// offset converts a time to ns since start; ok is false if it does not fit.
+func (l *Ledger) offset(at time.Time) (int64, bool) {
+	d := at.Sub(l.start)
+	if d == math.MaxInt64 || d == math.MinInt64 {
+		return 0, false
+	}
+	return int64(d), true
+}
+
+// eventTime validates an event time.
+func (l *Ledger) eventTime(op string, at time.Time, tn TenantID, j JobID) (int64, error) {
+	t, ok := l.offset(at)
+	if !ok {
+		return 0, &Error{Op: op, Tenant: tn, Job: j, At: at, Err: ErrInvalidValue,
+			Detail: "time out of range (more than 292 years from Config.Start)"}
+	}
+	if t < l.now {
+		return 0, &Error{Op: op, Tenant: tn, Job: j, At: at, Err: ErrTimeBackwards,
+			Detail: fmt.Sprintf("before Now() = %s", l.Now().Format(time.RFC3339Nano))}
+	}
+	return t, nil
+}
+
+func validWeight(w float64) bool { return w > 0 && !math.IsInf(w, 1) } // NaN fails w > 0
+
+// quota is Quota_j = M × W_j / Σ W.
+func (l *Ledger) quota(tn *tenant) float64 {
+	if !tn.registered || l.sumW <= 0 {
+		return 0
+	}
+	return float64(l.capacity) * tn.weight / l.sumW
+}
+
+// fairOf computes FairShare_j under the ledger's mode.
+func (l *Ledger) fairOf(tn *tenant) float64 {
+	q := l.quota(tn)
+	if l.mode == DemandAware {
+		return min(float64(tn.demand), q)
+	}
+	return q
+}
+
+// refreshTenant recomputes tenant tn's rates at time t and records them:
+// O(G_j), the number of distinct demand/weight ratios among its active jobs.
+func (l *Ledger) refreshTenant(tn *tenant, t int64) {
+	tb := l.trimBefore()
+	tn.fair = l.fairOf(tn)
+	tn.s.set(t, float64(tn.alloc), tn.fair, l.lam, tb)
+	x := 0.0
+	if tn.nActive > 0 && tn.activeW > 0 {
+		x = tn.fair / tn.activeW
+	}
+	for _, g := range tn.groups {
+		g.s.set(t, min(g.theta, x), l.lam, tb)
+	}
+}
+
+// refreshAll recomputes every tenant: O(T·G).
+func (l *Ledger) refreshAll(t int64) {
+	sum := 0.0
+	for _, tn := range l.tenants {
+		if tn.registered {
+			sum += tn.weight
+		}
+	}
+	l.sumW = sum
+	for _, tn := range l.tenants {
+		l.refreshTenant(tn, t)
+	}
+	l.refreshCluster(t)
+}
+
+func (l *Ledger) refreshCluster(t int64) {
+	tb := l.trimBefore()
+	m, a := float64(l.capacity), float64(l.running)
+	l.cluster.set(t, m, a, l.lam, tb)
+	l.idle.set(t, max(0, m-a), l.lam, tb)
+}
+
+// advanceTo moves Now() to t (already validated) and, with a trailing
+// window, forgets jobs that finished before the new Begin().
+func (l *Ledger) advanceTo(t int64) {
+	l.now = t
+	if l.hist.kind != histTrailing {
+		return
+	}
+	b := l.beginAt(t)
+	k := 0
+	for k < len(l.done) && l.done[k].finish < b {
+		j := l.done[k]
+		if l.jobs[j.id] == j {
+			delete(l.jobs, j.id)
+		}
+		l.done[k] = nil
+		k++
+	}
+	if k > 0 {
+		l.done = l.done[k:]
+	}
+}
+
+// forgotten reports whether a finished job lies wholly before retained
+// history: it is then unknown to queries and its id may be submitted again.
+func (l *Ledger) forgotten(j *job) bool {
+	return j.state == finished && j.finish < l.beginAt(l.now)
+}
+
+// AddTenant registers a tenant with weight W_j > 0 at time at. Every quota
+// changes (M·W_j/ΣW), so it costs O(T·G). A tenant that was removed may be
+// added again: its accounts continue from its earlier history.
+func (l *Ledger) AddTenant(at time.Time, id TenantID, weight float64) error {
+	const op = "AddTenant"
+	t, err := l.eventTime(op, at, id, "")
+	if err != nil {
+		return err
+	}
+	if !validWeight(weight) {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+	}
+	tn := l.tenantIx[id]
+	if tn != nil && tn.registered {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrDuplicateTenant, Detail: "already registered"}
+	}
+	l.advanceTo(t)
+	if tn == nil {
+		tn = &tenant{id: id, groupIx: make(map[float64]*group)}
+		l.tenants = append(l.tenants, tn)
+		l.tenantIx[id] = tn
+	}
+	tn.weight, tn.registered = weight, true
+	l.refreshAll(t)
+	return nil
+}
+
+// SetTenantWeight changes a registered tenant's weight from at on. O(T·G).
+func (l *Ledger) SetTenantWeight(at time.Time, id TenantID, weight float64) error {
+	const op = "SetTenantWeight"
+	t, err := l.eventTime(op, at, id, "")
+	if err != nil {
+		return err
+	}
+	tn := l.tenantIx[id]
+	if tn == nil || !tn.registered {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrUnknownTenant}
+	}
+	if !validWeight(weight) {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+	}
+	l.advanceTo(t)
+	tn.weight = weight
+	l.refreshAll(t)
+	return nil
+}
+
+// RemoveTenant unregisters a tenant with no active job: from at on it has no
+// quota and its weight leaves ΣW. Its past stays queryable. O(T·G).
+func (l *Ledger) RemoveTenant(at time.Time, id TenantID) error {
+	const op = "RemoveTenant"
+	t, err := l.eventTime(op, at, id, "")
+	if err != nil {
+		return err
+	}
+	tn := l.tenantIx[id]
+	if tn == nil || !tn.registered {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrUnknownTenant}
+	}
+	if tn.nActive > 0 {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrTenantBusy, Detail: fmt.Sprintf("%d active jobs", tn.nActive)}
+	}
+	l.advanceTo(t)
+	tn.registered = false
+	l.refreshAll(t)
+	return nil
+}
+
+// SetCapacity changes the cluster capacity M from at on (nodes added,
+// drained or failed). Running jobs are not stopped: the caller stops what no
+// longer fits. O(T·G).
+func (l *Ledger) SetCapacity(at time.Time, m GPUs) error {
+	const op = "SetCapacity"
+	t, err := l.eventTime(op, at, "", "")
+	if err != nil {
+		return err
+	}
+	if m < 0 {
+		return &Error{Op: op, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("capacity %d < 0", m)}
+	}
+	l.advanceTo(t)
+	l.capacity = m
+	l.refreshAll(t)
+	return nil
+}
+
+// Submit records a new active (pending) job of a registered tenant with gang
+// demand > 0 GPUs and weight > 0 inside its tenant. O(G_j) plus O(log G_j)
+// for the group lookup: the tenant's x_j changes, so each of its θ-groups
+// gets a breakpoint; never O(jobs).
+func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, weight float64) error {
+	const op = "Submit"
+	t, err := l.eventTime(op, at, tenantID, id)
+	if err != nil {
+		return err
+	}
+	if old := l.jobs[id]; old != nil && !l.forgotten(old) {
+		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrDuplicateJob}
+	}
+	tn := l.tenantIx[tenantID]
+	if tn == nil || !tn.registered {
+		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrUnknownTenant}
+	}
+	if demand <= 0 {
+		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("demand %d must be > 0", demand)}
+	}
+	if !validWeight(weight) {
+		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+	}
+	l.advanceTo(t)
+	j := &job{id: id, tn: tn, demand: demand, weight: weight, state: pending, submit: t}
+	l.jobs[id] = j
+	tn.demand += demand
+	tn.nActive++
+	tn.activeW += weight
+	l.join(j, t, 0)
+	l.refreshTenant(tn, t)
+	return nil
+}
+
+// join puts an active job into the group of its θ from time t with fair value
+// base at t.
+func (l *Ledger) join(j *job, t int64, base float64) {
+	tn := j.tn
+	theta := float64(j.demand) / j.weight
+	g := tn.groupIx[theta]
+	if g == nil {
+		g = &group{theta: theta, ix: len(tn.groups)}
+		tn.groups = append(tn.groups, g)
+		tn.groupIx[theta] = g
+	}
+	g.n++
+	j.grp = g
+	j.segs = append(j.segs, segment{from: t, g: g, w: j.weight, base: base, gFrom: g.s.at(t, l.lam)})
+}
+
+// leave takes an active job out of its group at time t; the group is dropped
+// from the tenant when it empties (finished jobs keep their reference to it).
+func (l *Ledger) leave(j *job) {
+	g, tn := j.grp, j.tn
+	j.grp = nil
+	g.n--
+	if g.n > 0 {
+		return
+	}
+	last := len(tn.groups) - 1
+	tn.groups[g.ix] = tn.groups[last]
+	tn.groups[g.ix].ix = g.ix
+	tn.groups[last] = nil
+	tn.groups = tn.groups[:last]
+	delete(tn.groupIx, g.theta)
+	g.ix = -1
+}
+
+func (l *Ledger) activeJob(op string, at time.Time, id JobID) (int64, *job, error) {
+	t, err := l.eventTime(op, at, "", id)
+	if err != nil {
+		return 0, nil, err
+	}
+	j := l.jobs[id]
+	if j == nil || l.forgotten(j) {
+		return 0, nil, &Error{Op: op, Job: id, At: at, Err: ErrUnknownJob}
+	}
+	if j.state == finished {
+		return 0, nil, &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition,
+			Detail: "job finished (" + j.final.String() + ")"}
+	}
+	return t, j, nil
+}
+
+// SetJobWeight changes an active job's weight inside its tenant from at on.
+// The job moves to the group of its new θ, keeping its accumulated fair
+// share. O(G_j).
+func (l *Ledger) SetJobWeight(at time.Time, id JobID, weight float64) error {
+	const op = "SetJobWeight"
+	t, j, err := l.activeJob(op, at, id)
+	if err != nil {
+		return err
+	}
+	if !validWeight(weight) {
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+	}
+	l.advanceTo(t)
+	if weight == j.weight {
+		return nil
+	}
+	v := l.jobFairAt(j, t)
+	l.leave(j)
+	j.tn.activeW += weight - j.weight
+	j.weight = weight
+	l.join(j, t, v)
+	l.refreshTenant(j.tn, t)
+	return nil
+}
+
+// Start records that a pending job holds its whole gang demand from at on
+// (Alloc = demand). O(1) amortized.
+func (l *Ledger) Start(at time.Time, id JobID) error {
+	const op = "Start"
+	t, j, err := l.activeJob(op, at, id)
+	if err != nil {
+		return err
+	}
+	if j.state == running {
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "already running"}
+	}
+	l.advanceTo(t)
+	l.setRunning(j, t, true)
+	return nil
+}
+
+// Stop records that a running job released its GPUs at at (suspended or
+// preempted): Alloc = 0 from at on, but the job stays active and keeps
+// accruing fair share. O(1) amortized.
+func (l *Ledger) Stop(at time.Time, id JobID) error {
+	const op = "Stop"
+	t, j, err := l.activeJob(op, at, id)
+	if err != nil {
+		return err
+	}
+	if j.state != running {
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "not running"}
+	}
+	l.advanceTo(t)
+	l.setRunning(j, t, false)
+	return nil
+}
+
+func (l *Ledger) setRunning(j *job, t int64, on bool) {
+	tb := l.trimBefore()
+	tn := j.tn
+	if on {
+		j.state = running
+		tn.alloc += j.demand
+		l.running += j.demand
+		j.alloc.set(t, float64(j.demand), l.lam, tb)
+	} else {
+		j.state = pending
+		tn.alloc -= j.demand
+		l.running -= j.demand
+		j.alloc.set(t, 0, l.lam, tb)
+	}
+	tn.s.set(t, float64(tn.alloc), tn.fair, l.lam, tb)
+	l.refreshCluster(t)
+}
+
+// Finish records that an active job ended at at with final state s
+// (Completed, Failed or Cancelled). A running job releases its GPUs at the
+// same instant; from at on the job is inactive and accrues nothing. Its
+// accounts stay queryable. O(G_j).
+func (l *Ledger) Finish(at time.Time, id JobID, s FinalState) error {
+	const op = "Finish"
+	t, j, err := l.activeJob(op, at, id)
+	if err != nil {
+		return err
+	}
+	if !s.valid() {
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("final state %d", int(s))}
+	}
+	l.advanceTo(t)
+	if j.state == running {
+		l.setRunning(j, t, false)
+	}
+	j.finalFair = l.jobFairAt(j, t)
+	l.leave(j)
+	tn := j.tn
+	tn.demand -= j.demand
+	tn.nActive--
+	tn.activeW -= j.weight
+	if tn.nActive == 0 {
+		tn.activeW = 0 // no drift left behind by float sums
+	}
+	j.state, j.final, j.finish = finished, s, t
+	if l.hist.kind == histTrailing {
+		l.done = append(l.done, j)
+	}
+	l.refreshTenant(tn, t)
+	return nil
+}
+
+// Advance moves Now() to at without any other change; accounts extrapolate
+// the current rates. Calling it more or less often never changes a result.
+// O(1) (with a trailing window, plus the jobs it forgets).
+func (l *Ledger) Advance(at time.Time) error {
+	t, err := l.eventTime("Advance", at, "", "")
+	if err != nil {
+		return err
+	}
+	l.advanceTo(t)
+	return nil
+}
+
+// Reset starts history anew at at: Begin() becomes at, windows before it are
+// rejected, and jobs that finished before it are forgotten. Current state
+// (tenants, weights, capacity, active and running jobs) carries over, so
+// accounts restart at zero and accrue from at. O(jobs + breakpoints).
+func (l *Ledger) Reset(at time.Time) error {
+	t, err := l.eventTime("Reset", at, "", "")
+	if err != nil {
+		return err
+	}
+	l.advanceTo(t)
+	l.base = t
+	for id, j := range l.jobs {
+		if j.state == finished && j.finish < t {
+			delete(l.jobs, id)
+		}
+	}
+	l.done = slices.DeleteFunc(l.done, func(j *job) bool { return j.finish < t })
+	for _, tn := range l.tenants {
+		tn.s.trim(t)
+		for _, g := range tn.groups {
+			g.s.trim(t)
+		}
+	}
+	for _, j := range l.jobs {
+		j.alloc.trim(t)
+		if j.grp == nil {
+			continue
+		}
+		// segments wholly before t are no longer needed
+		k := 0
+		for k+1 < len(j.segs) && j.segs[k+1].from <= t {
+			k++
+		}
+		j.segs = j.segs[k:]
+	}
+	l.cluster.trim(t)
+	l.idle.trim(t)
+	return nil
+}

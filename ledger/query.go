@@ -1,0 +1,237 @@
+package ledger
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Account is what an entity received and was owed over a window.
+type Account struct {
+	Alloc     GPUSeconds // ∫ Alloc over the window
+	FairShare GPUSeconds // ∫ FairShare over the window
+	Rho       Rho        // Ratio(Alloc, FairShare)
+}
+
+func account(alloc, fair float64) Account {
+	return Account{Alloc: GPUSeconds(alloc), FairShare: GPUSeconds(fair), Rho: Ratio(GPUSeconds(alloc), GPUSeconds(fair))}
+}
+
+// ClusterAccount is the cluster's service over a window: the GPU·seconds of
+// capacity (∫M), of allocation (∫Σ running demand) and idle
+// (∫max(0, M − allocated)). Allocated can exceed Capacity only if the caller
+// kept jobs running beyond a capacity cut.
+type ClusterAccount struct{ Capacity, Allocated, Idle GPUSeconds }
+
+// jobFairAt is the job's (decayed) cumulative fair value at time t.
+// O(log s + log n): s segments (1 unless its weight changed), n breakpoints
+// of its group.
+func (l *Ledger) jobFairAt(j *job, t int64) float64 {
+	if t <= j.submit || len(j.segs) == 0 {
+		return 0
+	}
+	if j.state == finished && t >= j.finish {
+		return j.finalFair * l.lam.factor(t-j.finish)
+	}
+	k := len(j.segs) - 1
+	if t < j.segs[k].from {
+		k = sort.Search(len(j.segs), func(i int) bool { return j.segs[i].from > t }) - 1
+		if k < 0 {
+			return 0
+		}
+	}
+	s := &j.segs[k]
+	f := l.lam.factor(t - s.from)
+	v := s.base*f + s.w*(s.g.s.at(t, l.lam)-s.gFrom*f)
+	if v < 0 {
+		return 0
+	}
+	return v
+}
+
+// window validates a query window and converts it to nanoseconds.
+func (l *Ledger) window(op string, tn TenantID, j JobID, from, to time.Time) (int64, int64, error) {
+	f, ok1 := l.offset(from)
+	t, ok2 := l.offset(to)
+	if !ok1 || !ok2 {
+		return 0, 0, &Error{Op: op, Tenant: tn, Job: j, At: from, Err: ErrInvalidValue, Detail: "time out of range"}
+	}
+	if f > t {
+		return 0, 0, &Error{Op: op, Tenant: tn, Job: j, At: from, Err: ErrInvalidValue,
+			Detail: fmt.Sprintf("window from %s is after to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))}
+	}
+	if b := l.beginAt(l.now); f < b {
+		return 0, 0, &Error{Op: op, Tenant: tn, Job: j, At: from, Err: ErrOutOfHistory,
+			Detail: "history begins at " + l.time(b).Format(time.RFC3339Nano)}
+	}
+	return f, t, nil
+}
+
+func (l *Ledger) tenantWindow(tn *tenant, f, t int64) Account {
+	a1, b1 := tn.s.at(f, l.lam)
+	a2, b2 := tn.s.at(t, l.lam)
+	return account(l.lam.window(a1, a2, f, t), l.lam.window(b1, b2, f, t))
+}
+
+func (l *Ledger) jobWindow(j *job, f, t int64) Account {
+	a := l.lam.window(j.alloc.at(f, l.lam), j.alloc.at(t, l.lam), f, t)
+	fr := l.lam.window(l.jobFairAt(j, f), l.jobFairAt(j, t), f, t)
+	return account(a, fr)
+}
+
+// TenantAccount returns tenant id's account over the half-open window
+// [from, to). `to` may be after Now(): the current state is extrapolated,
+// nothing is mutated. Errors: ErrUnknownTenant, ErrInvalidValue (from > to),
+// ErrOutOfHistory (from < Begin()). A removed tenant stays queryable.
+// O(log n), n = the tenant's breakpoints.
+func (l *Ledger) TenantAccount(id TenantID, from, to time.Time) (Account, error) {
+	const op = "TenantAccount"
+	tn := l.tenantIx[id]
+	if tn == nil {
+		return Account{}, &Error{Op: op, Tenant: id, Err: ErrUnknownTenant}
+	}
+	f, t, err := l.window(op, id, "", from, to)
+	if err != nil {
+		return Account{}, err
+	}
+	return l.tenantWindow(tn, f, t), nil
+}
+
+// JobAccount returns job id's account over [from, to): ∫Alloc (demand while
+// running) and ∫min(D_i, FairShare_j·w_i/Σ active w) over its active life
+// inside the window. Finished jobs stay queryable until they fall before
+// Begin(). Errors as TenantAccount, with ErrUnknownJob.
+// O(log n + log s), n = breakpoints of the job and of its θ-group.
+func (l *Ledger) JobAccount(id JobID, from, to time.Time) (Account, error) {
+	const op = "JobAccount"
+	j := l.jobs[id]
+	if j == nil || l.forgotten(j) {
+		return Account{}, &Error{Op: op, Job: id, Err: ErrUnknownJob}
+	}
+	f, t, err := l.window(op, j.tn.id, id, from, to)
+	if err != nil {
+		return Account{}, err
+	}
+	return l.jobWindow(j, f, t), nil
+}
+
+// ClusterAccount returns the cluster's capacity, allocated and idle
+// GPU·seconds over [from, to). O(log n).
+func (l *Ledger) ClusterAccount(from, to time.Time) (ClusterAccount, error) {
+	f, t, err := l.window("ClusterAccount", "", "", from, to)
+	if err != nil {
+		return ClusterAccount{}, err
+	}
+	c1, a1 := l.cluster.at(f, l.lam)
+	c2, a2 := l.cluster.at(t, l.lam)
+	return ClusterAccount{
+		Capacity:  GPUSeconds(l.lam.window(c1, c2, f, t)),
+		Allocated: GPUSeconds(l.lam.window(a1, a2, f, t)),
+		Idle:      GPUSeconds(l.lam.window(l.idle.at(f, l.lam), l.idle.at(t, l.lam), f, t)),
+	}, nil
+}
+
+// View returns the read-only face a scheduler consumes at time at: accounts
+// over [Begin, at) — with a trailing window w, [max(Begin(), at−w), at) — and
+// the current rates. A View reads the ledger when its methods are called, so
+// use it between events; at is normally Now().
+// O(1); each lookup costs what the matching Ledger query costs.
+func (l *Ledger) View(at time.Time) View {
+	t, ok := l.offset(at)
+	v := View{l: l, to: t, ok: ok}
+	if ok {
+		// never before the ledger's Begin(): older breakpoints may be gone
+		v.from = max(l.beginAt(l.now), l.beginAt(t))
+		v.ok = v.from <= t
+	}
+	return v
+}
+
+// View is a read-only window on a Ledger ending at a fixed time. The zero
+// View reports nothing. It satisfies the interface schedulers read accounts
+// through.
+type View struct {
+	l        *Ledger
+	from, to int64
+	ok       bool
+}
+
+// At returns the end of the View's window.
+func (v View) At() time.Time {
+	if v.l == nil {
+		return time.Time{}
+	}
+	return v.l.time(v.to)
+}
+
+// TenantAccount returns the tenant's account over the View's window; false
+// if the tenant is unknown or the window invalid.
+func (v View) TenantAccount(id TenantID) (Account, bool) {
+	if !v.ok {
+		return Account{}, false
+	}
+	tn := v.l.tenantIx[id]
+	if tn == nil {
+		return Account{}, false
+	}
+	return v.l.tenantWindow(tn, v.from, v.to), true
+}
+
+// JobAccount returns the job's account over the View's window; false if
+// the job is unknown (or forgotten) or the window invalid.
+func (v View) JobAccount(id JobID) (Account, bool) {
+	if !v.ok {
+		return Account{}, false
+	}
+	j := v.l.jobs[id]
+	if j == nil || v.l.forgotten(j) {
+		return Account{}, false
+	}
+	return v.l.jobWindow(j, v.from, v.to), true
+}
+
+// TenantFairRate returns the tenant's current FairShare_j(t) in GPUs
+// (GPU·seconds per second) under the ledger's mode; false if unknown.
+func (v View) TenantFairRate(id TenantID) (float64, bool) {
+	if v.l == nil {
+		return 0, false
+	}
+	tn := v.l.tenantIx[id]
+	if tn == nil {
+		return 0, false
+	}
+	return tn.fair, true
+}
+
+// JobFairRate returns the job's current fair share min(D_i, FairShare_j·w_i/Σw)
+// in GPUs; 0 for a finished job; false if unknown.
+func (v View) JobFairRate(id JobID) (float64, bool) {
+	if v.l == nil {
+		return 0, false
+	}
+	j := v.l.jobs[id]
+	if j == nil || v.l.forgotten(j) {
+		return 0, false
+	}
+	return v.l.jobFairRate(j), true
+}
+
+// TenantQuota returns the tenant's current quota M·W_j/ΣW in GPUs (0 once
+// removed); false if unknown.
+func (v View) TenantQuota(id TenantID) (float64, bool) {
+	if v.l == nil {
+		return 0, false
+	}
+	tn := v.l.tenantIx[id]
+	if tn == nil {
+		return 0, false
+	}
+	return v.l.quota(tn), true
+}
+
+func (l *Ledger) jobFairRate(j *job) float64 {
+	if j.grp == nil {
+		return 0
+	}
+	return j.weight * j.grp.s.rate()
+}

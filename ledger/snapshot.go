@@ -1,0 +1,536 @@
+package ledger
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Snapshot encoding, version 1. All integers are little-endian.
+//
+//	magic   [8]byte  "ASTRLDGR"
+//	version uint16   1
+//	length  uint64   payload length in bytes
+//	payload [length]byte
+//	crc     uint32   CRC-32C (Castagnoli) of everything before it
+//
+// The payload is a sequence of unsigned and signed varints, float64 bit
+// patterns (8 bytes) and length-prefixed strings: the configuration, the
+// clock, the cluster series, the tenants in registration order, the θ-groups,
+// and the jobs in id order, each with its breakpoints. Breakpoint times are
+// delta-encoded. Encoding is deterministic: equal ledgers give equal bytes.
+// A decoder rejects bad magic, length or checksum, and any inconsistency
+// found by Check, with ErrCorruptSnapshot; a version other than 1 with
+// ErrSnapshotVersion.
+const (
+	snapMagic   = "ASTRLDGR"
+	snapVersion = 1
+	snapHeader  = len(snapMagic) + 2 + 8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type enc struct{ b []byte }
+
+func (e *enc) u(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) i(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *enc) f(v float64) { e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v)) }
+func (e *enc) s(v string)  { e.u(uint64(len(v))); e.b = append(e.b, v...) }
+func (e *enc) bool(v bool) { e.u(map[bool]uint64{false: 0, true: 1}[v]) }
+func (e *enc) s1(s series1) {
+	e.u(uint64(len(s.p)))
+	prev := int64(0)
+	for _, p := range s.p {
+		e.i(p.t - prev)
+		prev = p.t
+		e.f(p.v)
+		e.f(p.r)
+	}
+}
+func (e *enc) s2(s series2) {
+	e.u(uint64(len(s.p)))
+	prev := int64(0)
+	for _, p := range s.p {
+		e.i(p.t - prev)
+		prev = p.t
+		e.f(p.a)
+		e.f(p.b)
+		e.f(p.ra)
+		e.f(p.rb)
+	}
+}
+
+// MarshalBinary encodes the whole ledger (configuration, state and retained
+// history) in the versioned format documented above. It never fails; the
+// error is for encoding.BinaryMarshaler. O(size of the ledger + J log J).
+func (l *Ledger) MarshalBinary() ([]byte, error) {
+	e := &enc{b: make([]byte, 0, 256)}
+	e.u(uint64(l.mode))
+	e.u(uint64(l.hist.kind))
+	e.i(int64(l.hist.d))
+	st, err := l.start.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("ledger: snapshot start time: %w", err)
+	}
+	e.s(string(st))
+	e.i(l.now)
+	e.i(l.base)
+	e.i(int64(l.capacity))
+	e.f(l.sumW)
+	e.i(int64(l.running))
+	e.s2(l.cluster)
+	e.s1(l.idle)
+
+	tix := make(map[*tenant]int, len(l.tenants))
+	e.u(uint64(len(l.tenants)))
+	for k, tn := range l.tenants {
+		tix[tn] = k
+		e.s(string(tn.id))
+		e.f(tn.weight)
+		e.bool(tn.registered)
+		e.i(int64(tn.demand))
+		e.i(int64(tn.alloc))
+		e.u(uint64(tn.nActive))
+		e.f(tn.activeW)
+		e.f(tn.fair)
+		e.s2(tn.s)
+	}
+	jobs := make([]*job, 0, len(l.jobs))
+	for _, j := range l.jobs {
+		jobs = append(jobs, j)
+	}
+	slices.SortFunc(jobs, func(a, b *job) int { return cmp.Compare(a.id, b.id) })
+	gix := make(map[*group]int)
+	var groups []*group
+	gtn := make(map[*group]*tenant)
+	addGroup := func(g *group, tn *tenant) {
+		if _, ok := gix[g]; !ok {
+			gix[g] = len(groups)
+			groups = append(groups, g)
+			gtn[g] = tn
+		}
+	}
+	for _, tn := range l.tenants {
+		for _, g := range tn.groups {
+			addGroup(g, tn)
+		}
+	}
+	for _, j := range jobs {
+		for _, s := range j.segs {
+			addGroup(s.g, j.tn)
+		}
+	}
+	e.u(uint64(len(groups)))
+	for _, g := range groups {
+		e.u(uint64(tix[gtn[g]]))
+		e.f(g.theta)
+		e.u(uint64(g.n))
+		e.s1(g.s)
+	}
+	for _, tn := range l.tenants {
+		e.u(uint64(len(tn.groups)))
+		for _, g := range tn.groups {
+			e.u(uint64(gix[g]))
+		}
+	}
+	e.u(uint64(len(jobs)))
+	for _, j := range jobs {
+		e.s(string(j.id))
+		e.u(uint64(tix[j.tn]))
+		e.i(int64(j.demand))
+		e.f(j.weight)
+		e.u(uint64(j.state))
+		e.u(uint64(j.final))
+		e.i(j.submit)
+		e.i(j.finish)
+		e.f(j.finalFair)
+		e.s1(j.alloc)
+		e.u(uint64(len(j.segs)))
+		prev := int64(0)
+		for _, s := range j.segs {
+			e.i(s.from - prev)
+			prev = s.from
+			e.u(uint64(gix[s.g]))
+			e.f(s.w)
+			e.f(s.base)
+			e.f(s.gFrom)
+		}
+		if j.grp == nil {
+			e.u(0)
+		} else {
+			e.u(uint64(gix[j.grp]) + 1)
+		}
+	}
+
+	out := make([]byte, 0, snapHeader+len(e.b)+4)
+	out = append(out, snapMagic...)
+	out = binary.LittleEndian.AppendUint16(out, snapVersion)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(e.b)))
+	out = append(out, e.b...)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	return out, nil
+}
+
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("bad %s", what)
+	}
+}
+
+func (d *dec) u(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) i(what string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) f(what string) float64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 8 {
+		d.fail(what)
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		d.fail(what)
+		return 0
+	}
+	return v
+}
+
+func (d *dec) s(what string) string {
+	n := d.u(what)
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.fail(what)
+		return ""
+	}
+	v := string(d.b[:n])
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length whose elements take at least min bytes each.
+func (d *dec) count(what string, min int) int {
+	n := d.u(what)
+	if d.err == nil && n > uint64(len(d.b)/min) {
+		d.fail(what)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *dec) index(what string, n int) int {
+	v := d.u(what)
+	if d.err == nil && v >= uint64(n) {
+		d.fail(what)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *dec) times(prev *int64, what string) int64 {
+	delta := d.i(what)
+	if d.err == nil && (delta < 0 && *prev != 0 || delta > math.MaxInt64-*prev) {
+		d.fail(what)
+	}
+	*prev += delta
+	return *prev
+}
+
+func (d *dec) s1(what string) series1 {
+	n := d.count(what, 17)
+	s := series1{p: make([]point1, n)}
+	prev := int64(0)
+	for k := range s.p {
+		s.p[k] = point1{t: d.times(&prev, what), v: d.f(what), r: d.f(what)}
+	}
+	return s
+}
+
+func (d *dec) s2(what string) series2 {
+	n := d.count(what, 33)
+	s := series2{p: make([]point2, n)}
+	prev := int64(0)
+	for k := range s.p {
+		s.p[k] = point2{t: d.times(&prev, what), a: d.f(what), b: d.f(what), ra: d.f(what), rb: d.f(what)}
+	}
+	return s
+}
+
+func corrupt(detail string) error {
+	return &Error{Op: "Restore", Err: ErrCorruptSnapshot, Detail: detail}
+}
+
+// Restore decodes a snapshot written by MarshalBinary into a new ledger that
+// behaves exactly as the one encoded: restore-then-continue equals never
+// stopping. Damaged, truncated or inconsistent input fails with
+// ErrCorruptSnapshot; a newer or unknown version with ErrSnapshotVersion.
+// O(size of the snapshot).
+func Restore(data []byte) (*Ledger, error) {
+	if len(data) < snapHeader+4 || string(data[:len(snapMagic)]) != snapMagic {
+		return nil, corrupt("not a ledger snapshot (bad magic or too short)")
+	}
+	if v := binary.LittleEndian.Uint16(data[len(snapMagic):]); v != snapVersion {
+		return nil, &Error{Op: "Restore", Err: ErrSnapshotVersion, Detail: fmt.Sprintf("version %d, this build reads %d", v, snapVersion)}
+	}
+	n := binary.LittleEndian.Uint64(data[len(snapMagic)+2:])
+	if n != uint64(len(data)-snapHeader-4) {
+		return nil, corrupt(fmt.Sprintf("payload length %d, have %d bytes", n, len(data)-snapHeader-4))
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, corrupt("checksum mismatch")
+	}
+	l, err := decodePayload(body[snapHeader:])
+	if err != nil {
+		return nil, corrupt(err.Error())
+	}
+	if err := l.Check(); err != nil {
+		return nil, corrupt(err.Error())
+	}
+	return l, nil
+}
+
+func decodePayload(b []byte) (*Ledger, error) {
+	d := &dec{b: b}
+	mode := Mode(d.u("mode"))
+	hist := History{kind: historyKind(d.u("history")), d: time.Duration(d.i("history duration"))}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if mode != DemandAware && mode != QuotaShare {
+		return nil, fmt.Errorf("unknown mode %d", mode)
+	}
+	if err := hist.validate(); err != nil {
+		return nil, err
+	}
+	l := &Ledger{mode: mode, hist: hist, lam: decay(hist.lambda()), tenantIx: map[TenantID]*tenant{}, jobs: map[JobID]*job{}}
+	if err := l.start.UnmarshalBinary([]byte(d.s("start"))); err != nil && d.err == nil {
+		return nil, fmt.Errorf("start time: %w", err)
+	}
+	l.now, l.base = d.i("now"), d.i("base")
+	l.capacity = GPUs(d.i("capacity"))
+	l.sumW = d.f("ΣW")
+	l.running = GPUs(d.i("running"))
+	l.cluster = d.s2("cluster series")
+	l.idle = d.s1("idle series")
+	if d.err != nil {
+		return nil, d.err
+	}
+	if l.base < 0 || l.now < l.base {
+		return nil, fmt.Errorf("clock: base %d now %d", l.base, l.now)
+	}
+	nt := d.count("tenant count", 8)
+	for range nt {
+		tn := &tenant{id: TenantID(d.s("tenant id")), groupIx: map[float64]*group{}}
+		tn.weight = d.f("tenant weight")
+		tn.registered = d.u("tenant registered") == 1
+		tn.demand = GPUs(d.i("tenant demand"))
+		tn.alloc = GPUs(d.i("tenant alloc"))
+		tn.nActive = int(d.u("tenant active"))
+		tn.activeW = d.f("tenant active weight")
+		tn.fair = d.f("tenant fair")
+		tn.s = d.s2("tenant series")
+		if d.err != nil {
+			return nil, d.err
+		}
+		if l.tenantIx[tn.id] != nil || !validWeight(tn.weight) || tn.nActive < 0 {
+			return nil, fmt.Errorf("tenant %q: duplicate or invalid", tn.id)
+		}
+		l.tenants = append(l.tenants, tn)
+		l.tenantIx[tn.id] = tn
+	}
+	ng := d.count("group count", 11)
+	groups := make([]*group, ng)
+	gtn := make([]*tenant, ng)
+	for k := range groups {
+		ti := d.index("group tenant", nt)
+		g := &group{theta: d.f("group θ"), n: int(d.u("group size")), ix: -1}
+		g.s = d.s1("group series")
+		if d.err != nil {
+			return nil, d.err
+		}
+		if !(g.theta > 0) || g.n < 0 {
+			return nil, fmt.Errorf("group %d invalid", k)
+		}
+		groups[k], gtn[k] = g, l.tenants[ti]
+	}
+	for _, tn := range l.tenants {
+		m := d.count("tenant group count", 1)
+		for range m {
+			gi := d.index("tenant group", ng)
+			if d.err != nil {
+				return nil, d.err
+			}
+			g := groups[gi]
+			if gtn[gi] != tn || g.ix >= 0 || tn.groupIx[g.theta] != nil {
+				return nil, fmt.Errorf("tenant %q: group %d listed twice or elsewhere", tn.id, gi)
+			}
+			g.ix = len(tn.groups)
+			tn.groups = append(tn.groups, g)
+			tn.groupIx[g.theta] = g
+		}
+	}
+	nj := d.count("job count", 30)
+	for range nj {
+		j := &job{id: JobID(d.s("job id"))}
+		ti := d.index("job tenant", nt)
+		j.demand = GPUs(d.i("job demand"))
+		j.weight = d.f("job weight")
+		j.state = jobState(d.u("job state"))
+		j.final = FinalState(d.u("job final state"))
+		j.submit, j.finish = d.i("job submit"), d.i("job finish")
+		j.finalFair = d.f("job final fair")
+		j.alloc = d.s1("job alloc series")
+		ns := d.count("segment count", 27)
+		prev := int64(0)
+		for range ns {
+			s := segment{from: d.times(&prev, "segment start")}
+			gi := d.index("segment group", ng)
+			s.w, s.base, s.gFrom = d.f("segment weight"), d.f("segment base"), d.f("segment group value")
+			if d.err != nil {
+				return nil, d.err
+			}
+			if gtn[gi] != l.tenants[ti] || !validWeight(s.w) || s.base < 0 || s.gFrom < 0 {
+				return nil, fmt.Errorf("job %q: invalid segment", j.id)
+			}
+			s.g = groups[gi]
+			j.segs = append(j.segs, s)
+		}
+		if gi := d.u("job group"); d.err == nil && gi > 0 {
+			if gi > uint64(ng) {
+				return nil, fmt.Errorf("job %q: bad group", j.id)
+			}
+			j.grp = groups[gi-1]
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		j.tn = l.tenants[ti]
+		if l.jobs[j.id] != nil {
+			return nil, fmt.Errorf("job %q twice", j.id)
+		}
+		if j.state > finished || (j.state == finished) != (j.final != 0) || j.finalFair < 0 ||
+			j.submit < 0 || j.submit > l.now || (j.state == finished && (j.finish < j.submit || j.finish > l.now)) ||
+			(j.state != finished && j.finish != 0) || (j.state != finished && len(j.segs) == 0) ||
+			(len(j.segs) > 0 && (j.segs[0].from < j.submit || j.segs[len(j.segs)-1].from > l.now)) {
+			return nil, fmt.Errorf("job %q: inconsistent record", j.id)
+		}
+		l.jobs[j.id] = j
+		if j.state == finished && l.hist.kind == histTrailing {
+			l.done = append(l.done, j)
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.b) != 0 {
+		return nil, fmt.Errorf("%d trailing bytes", len(d.b))
+	}
+	slices.SortFunc(l.done, func(a, b *job) int { return cmp.Or(cmp.Compare(a.finish, b.finish), cmp.Compare(a.id, b.id)) })
+	for _, g := range groups {
+		if err := validSeries1(&g.s, l.now); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func validSeries1(s *series1, now int64) error {
+	for k, p := range s.p {
+		if p.t < 0 || p.t > now || (k > 0 && p.t <= s.p[k-1].t) {
+			return fmt.Errorf("breakpoint times out of order")
+		}
+	}
+	return nil
+}
+
+// WriteFile writes the snapshot to path atomically: it writes a temporary
+// file in the same directory, syncs it, renames it over path and syncs the
+// directory, so a crash leaves either the old file or the new one, never a
+// torn one.
+func (l *Ledger) WriteFile(path string) error {
+	data, err := l.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("ledger: write snapshot: %w", err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("ledger: write snapshot: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("ledger: write snapshot: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("ledger: write snapshot: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("ledger: write snapshot: %w", err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // best effort: not every platform can sync a directory
+		_ = d.Close()
+	}
+	return nil
+}
+
+// ReadFile reads and restores a snapshot written by WriteFile.
+func ReadFile(path string) (*Ledger, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: read snapshot: %w", err)
+	}
+	return Restore(data)
+}
