@@ -1,0 +1,640 @@
+package simulate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
+	"github.com/astraea-sched/astraea/simulate/metrics"
+	"github.com/astraea-sched/astraea/simulate/trace"
+)
+
+// Errors of a run, matched with errors.Is. The concrete error names the job,
+// the policy and the simulated time at fault.
+var (
+	// ErrBadDecision: a policy returned an impossible decision (unknown or
+	// duplicate job, a renewal of a job that is not running, a grant that
+	// does not fit or breaks the gang).
+	ErrBadDecision = errors.New("simulate: invalid policy decision")
+	// ErrUnknownTenant: a job's tenant has no quota.
+	ErrUnknownTenant = errors.New("simulate: job of a tenant without quota")
+	// ErrBadJob: a job with GPUs ≤ 0, a negative duration or a duplicate id.
+	ErrBadJob = errors.New("simulate: invalid job")
+	// ErrUnsorted: the source returned a job submitted before the previous one.
+	ErrUnsorted = errors.New("simulate: jobs not in submit order")
+	// ErrStalled: active jobs remain but the policy schedules nothing and
+	// nothing else can happen.
+	ErrStalled = errors.New("simulate: policy stalled with jobs waiting")
+	// ErrInvariant: an invariant check failed (an engine or dependency bug).
+	ErrInvariant = errors.New("simulate: invariant violated")
+)
+
+// phase is where a job is in the engine's lifecycle.
+type phase uint8
+
+const (
+	phPending  phase = iota // waiting (possibly still writing its checkpoint)
+	phStarting              // granted, waiting for in-flight releases to complete
+	phRunning               // holding its GPUs (in cold start until progressFrom)
+	phArrived               // submitted, joins Pending at the next tick
+)
+
+// job is the engine's record of one active job.
+type job struct {
+	st     JobState
+	id     ledger.JobID
+	tenant ledger.TenantID
+	phase  phase
+
+	holding   bool          // GPUs held in the ledger (running, cold start or checkpoint)
+	holdSince time.Duration // when the current holding began
+	held      time.Duration // total time holding GPUs before holdSince
+
+	base         time.Duration // useful time settled before the current segment
+	progressFrom time.Duration // while running: progress accrues from here
+	startAt      time.Duration // while starting: when it will start holding
+
+	gen        uint32 // invalidates complete/start/lease-end events
+	relGen     uint32 // invalidates release events
+	firstStart time.Duration
+}
+
+// attained returns useful running time up to now.
+func (j *job) attained(now time.Duration) time.Duration {
+	if j.phase != phRunning || now <= j.progressFrom {
+		return j.base
+	}
+	return min(j.base+now-j.progressFrom, j.st.Job.Duration)
+}
+
+// ExcludedJob is a job the run left out because it asks for more GPUs than
+// the whole cluster has.
+type ExcludedJob struct {
+	ID     string
+	Tenant string
+	GPUs   int
+	Line   int
+}
+
+// ExcludedTooLarge is the reason recorded in metrics.Run.Excluded for jobs
+// that ask for more GPUs than the cluster has.
+const ExcludedTooLarge = "larger than the cluster"
+
+// Stats counts what happened in a run.
+type Stats struct {
+	Jobs        int // jobs simulated to the end
+	Excluded    int // jobs larger than the cluster, not simulated
+	Ticks       int // scheduling decisions (the policy was called)
+	Events      int // engine events processed
+	Grants      int // new grants (first starts and resumes)
+	Renewals    int
+	Preemptions int // suspensions of running jobs (explicit or by an unrenewed lease)
+	Checkpoints int // checkpoints written (preemptions, plus renewals with CheckpointOnRenew)
+	ColdStarts  int // resumes
+	// OverheadGPUSeconds is GPU time held without progress (checkpoints,
+	// cold starts and start barriers are not counted: a starting job holds
+	// nothing).
+	OverheadGPUSeconds float64
+	Start, End         time.Time
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Run      metrics.Run
+	Excluded []ExcludedJob
+	Stats    Stats
+}
+
+// engine is one run's state.
+type engine struct {
+	cfg      Config
+	pol      Policy
+	waker    Waker
+	src      trace.Source
+	start    time.Time
+	capacity int
+	quotas   map[string]float64 // normalised
+	cluster  *placement.Cluster
+	books    []*ledger.Ledger // books[0] accounts; books[len-1] metrics
+
+	jobs    map[string]*job
+	arrived []*job
+	pending []*JobState
+	running []*JobState
+	q       eventQueue
+
+	next    trace.Job // lookahead
+	hasNext bool
+	srcDone bool
+	lastSub time.Duration
+
+	now         time.Duration
+	lastTick    time.Duration
+	ticked      bool
+	tickAt      time.Duration
+	tickSet     bool
+	lastRelease time.Duration // latest release time scheduled (start barrier)
+	held        int           // GPUs held now
+	state       State
+
+	boundaries []time.Duration // next interval end per Intervals entry
+	tenants    []string        // sorted tenant names
+
+	res        Result
+	done       int
+	stallTicks int
+}
+
+// Run simulates the jobs of src on the configured cluster under policy p and
+// returns per-job and per-tenant records for package metrics.
+//
+// The run is deterministic: the same jobs, configuration and policy give the
+// same result. Memory follows active jobs plus one record per finished job and
+// one utilization point per change of held GPUs. Cost: O(E log E) for E
+// engine events, plus the policy's cost at each tick; ticks at which nothing
+// can change are skipped.
+func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	nodes, err := cfg.nodes()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := placement.NewCluster(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	e := &engine{
+		cfg:      cfg,
+		pol:      p,
+		src:      src,
+		capacity: cl.Capacity(),
+		cluster:  cl,
+		jobs:     make(map[string]*job),
+	}
+	if cfg.CheckEvery <= 0 {
+		e.cfg.CheckEvery = DefaultCheckEvery
+	}
+	e.waker, _ = p.(Waker)
+	var sum float64
+	for _, w := range cfg.Quotas {
+		sum += w
+	}
+	e.quotas = make(map[string]float64, len(cfg.Quotas))
+	for t, w := range cfg.Quotas {
+		e.quotas[t] = w / sum
+	}
+	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
+	if err := e.readNext(); err != nil {
+		return nil, err
+	}
+	e.start = cfg.Start
+	if e.start.IsZero() {
+		if e.hasNext {
+			e.start = e.next.Submit
+		} else {
+			e.start = time.Unix(0, 0).UTC()
+		}
+	}
+	if e.hasNext && e.next.Submit.Before(e.start) {
+		return nil, configErr("Start %v is after the first submission %v (job %s)", e.start, e.next.Submit, e.next.ID)
+	}
+	if err := e.openBooks(); err != nil {
+		return nil, err
+	}
+	if err := e.loop(); err != nil {
+		return nil, err
+	}
+	if err := e.finish(); err != nil {
+		return nil, err
+	}
+	return &e.res, nil
+}
+
+func (e *engine) openBooks() error {
+	modes := []ledger.Mode{e.cfg.Accounts}
+	if e.cfg.Metrics != e.cfg.Accounts {
+		modes = append(modes, e.cfg.Metrics)
+	}
+	for _, m := range modes {
+		l, err := ledger.New(ledger.Config{Mode: m, Capacity: ledger.GPUs(e.capacity), Start: e.start})
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		for _, t := range e.tenants {
+			if err := l.AddTenant(e.start, ledger.TenantID(t), e.cfg.Quotas[t]); err != nil {
+				return fmt.Errorf("%w: %w", ErrConfig, err)
+			}
+		}
+		e.books = append(e.books, l)
+	}
+	e.boundaries = make([]time.Duration, len(e.cfg.Intervals))
+	copy(e.boundaries, e.cfg.Intervals)
+	e.res.Stats.Start = e.start
+	return nil
+}
+
+func (e *engine) at(d time.Duration) time.Time { return e.start.Add(d) }
+
+// readNext fills the one-job lookahead from the source.
+func (e *engine) readNext() error {
+	if e.srcDone {
+		e.hasNext = false
+		return nil
+	}
+	j, err := e.src.Next()
+	if errors.Is(err, io.EOF) {
+		e.srcDone, e.hasNext = true, false
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("simulate: reading jobs: %w", err)
+	}
+	if e.hasNext && j.Submit.Before(e.next.Submit) {
+		return fmt.Errorf("%w: job %s (line %d) submitted at %v, after job %s at %v",
+			ErrUnsorted, j.ID, j.Line, j.Submit, e.next.ID, e.next.Submit)
+	}
+	e.next, e.hasNext = j, true
+	return nil
+}
+
+// ledger helpers: every accounting event goes to each book.
+
+func (e *engine) ledgerDo(op string, j *job, at time.Duration, f func(l *ledger.Ledger) error) error {
+	for _, l := range e.books {
+		if err := f(l); err != nil {
+			return fmt.Errorf("simulate: ledger %s of job %s at %v: %w", op, j.st.Job.ID, e.at(at), err)
+		}
+	}
+	return nil
+}
+
+func (e *engine) schedTick(t time.Duration) {
+	iv := e.cfg.Interval
+	k := (t + iv - 1) / iv * iv
+	if e.ticked && k <= e.lastTick {
+		k = e.lastTick + iv
+	}
+	if !e.tickSet || k < e.tickAt {
+		e.tickAt, e.tickSet = k, true
+	}
+}
+
+const never = time.Duration(math.MaxInt64)
+
+func (e *engine) loop() error {
+	for {
+		te := never
+		if e.q.Len() > 0 {
+			te = e.q.top().at
+		}
+		if e.hasNext {
+			if ts := e.next.Submit.Sub(e.start); ts < te {
+				te = ts
+			}
+		}
+		switch {
+		case e.tickSet && e.tickAt < te:
+			if err := e.tick(e.tickAt); err != nil {
+				return err
+			}
+		case te != never:
+			if err := e.step(te); err != nil {
+				return err
+			}
+		case len(e.jobs) == 0:
+			return nil
+		default:
+			// Nothing is scheduled, yet jobs wait: give the policy one more
+			// tick, then report the stall.
+			if e.stallTicks > 0 {
+				return e.stalled()
+			}
+			e.stallTicks++
+			e.schedTick(e.now)
+		}
+	}
+}
+
+func (e *engine) stalled() error {
+	ids := slices.Sorted(maps.Keys(e.jobs))
+	if len(ids) > 5 {
+		ids = append(ids[:5], "...")
+	}
+	return fmt.Errorf("%w: policy %s at %v: %d jobs never finish (%s)",
+		ErrStalled, e.pol.Name(), e.at(e.now), len(e.jobs), strings.Join(ids, ", "))
+}
+
+// advance moves the clock to t, closing tenant intervals that end by t.
+func (e *engine) advance(t time.Duration) error {
+	e.now = t
+	for i, b := range e.boundaries {
+		for b <= t {
+			if err := e.closeInterval(e.cfg.Intervals[i], b); err != nil {
+				return err
+			}
+			b += e.cfg.Intervals[i]
+		}
+		e.boundaries[i] = b
+	}
+	return nil
+}
+
+// closeInterval records every tenant's account over [end-length, end). It is
+// called before any event at or after end is applied, so the ledger's
+// constant extrapolation since its last event is exact.
+func (e *engine) closeInterval(length, end time.Duration) error {
+	l := e.books[len(e.books)-1]
+	from, to := e.at(end-length), e.at(end)
+	for _, t := range e.tenants {
+		a, err := l.TenantAccount(ledger.TenantID(t), from, to)
+		if err != nil {
+			return fmt.Errorf("simulate: tenant %s account over [%v, %v): %w", t, from, to, err)
+		}
+		e.res.Run.Tenants = append(e.res.Run.Tenants, metrics.TenantInterval{Tenant: t, From: from, To: to, Account: a})
+	}
+	return nil
+}
+
+// step processes the next event or submission, both at time t.
+func (e *engine) step(t time.Duration) error {
+	if err := e.advance(t); err != nil {
+		return err
+	}
+	e.res.Stats.Events++
+	if e.q.Len() > 0 && e.q.top().at == t {
+		ev := e.q.pop()
+		return e.handle(ev)
+	}
+	return e.submit()
+}
+
+func (e *engine) submit() error {
+	tj := e.next
+	if err := e.readNext(); err != nil {
+		return err
+	}
+	t := e.now
+	e.lastSub = t
+	e.stallTicks = 0
+	if tj.GPUs <= 0 || tj.Duration < 0 {
+		return fmt.Errorf("%w: job %s (line %d): %d GPUs, duration %v", ErrBadJob, tj.ID, tj.Line, tj.GPUs, tj.Duration)
+	}
+	if _, ok := e.quotas[tj.Tenant]; !ok {
+		return fmt.Errorf("%w: job %s (line %d) of tenant %q", ErrUnknownTenant, tj.ID, tj.Line, tj.Tenant)
+	}
+	if tj.GPUs > e.capacity {
+		e.res.Excluded = append(e.res.Excluded, ExcludedJob{ID: tj.ID, Tenant: tj.Tenant, GPUs: tj.GPUs, Line: tj.Line})
+		e.res.Stats.Excluded++
+		return nil
+	}
+	if _, dup := e.jobs[tj.ID]; dup {
+		return fmt.Errorf("%w: job %s (line %d): duplicate id", ErrBadJob, tj.ID, tj.Line)
+	}
+	j := &job{st: JobState{Job: tj, Remaining: tj.Duration}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived}
+	w := tj.EffectiveWeight()
+	if err := e.ledgerDo("submit", j, t, func(l *ledger.Ledger) error {
+		return l.Submit(e.at(t), j.id, j.tenant, ledger.GPUs(tj.GPUs), w)
+	}); err != nil {
+		return err
+	}
+	e.jobs[tj.ID] = j
+	e.arrived = append(e.arrived, j)
+	e.schedTick(t)
+	return nil
+}
+
+func (e *engine) handle(ev event) error {
+	j := ev.j
+	switch ev.kind {
+	case evRelease:
+		if ev.gen != j.relGen || !j.holding {
+			return nil
+		}
+		// The GPUs were already free for planning; a policy that waits for
+		// the physical release (or for the job to be resumable) is called.
+		e.schedTick(e.now)
+		return e.stopHolding(j)
+	case evComplete:
+		if ev.gen != j.gen || j.phase != phRunning {
+			return nil
+		}
+		return e.complete(j)
+	case evStart:
+		if ev.gen != j.gen || j.phase != phStarting {
+			return nil
+		}
+		return e.begin(j)
+	case evLeaseEnd:
+		if ev.gen != j.gen || j.phase != phRunning {
+			return nil
+		}
+		e.schedTick(e.now)
+	}
+	return nil
+}
+
+// setHeld changes the GPUs held now and records a utilization point.
+func (e *engine) setHeld(delta int) error {
+	e.held += delta
+	if e.held < 0 || e.held > e.capacity {
+		return fmt.Errorf("%w: %d GPUs held of %d at %v", ErrInvariant, e.held, e.capacity, e.at(e.now))
+	}
+	at := e.at(e.now)
+	u := e.res.Run.Util
+	if n := len(u); n > 0 && u[n-1].At.Equal(at) {
+		u[n-1].Used = e.held
+		if n > 1 && u[n-2].Used == e.held {
+			e.res.Run.Util = u[:n-1]
+		}
+		return nil
+	} else if n > 0 && u[n-1].Used == e.held {
+		return nil
+	}
+	e.res.Run.Util = append(u, metrics.UtilPoint{At: at, Used: e.held, Capacity: e.capacity})
+	return nil
+}
+
+// stopHolding ends the job's GPU holding now (checkpoint written, or finish).
+func (e *engine) stopHolding(j *job) error {
+	if err := e.ledgerDo("stop", j, e.now, func(l *ledger.Ledger) error { return l.Stop(e.at(e.now), j.id) }); err != nil {
+		return err
+	}
+	j.holding = false
+	j.held += e.now - j.holdSince
+	return e.setHeld(-j.st.Job.GPUs)
+}
+
+// begin makes a granted job hold its GPUs from now: a resume pays a cold start.
+func (e *engine) begin(j *job) error {
+	if j.holding {
+		return fmt.Errorf("%w: job %s starts while still holding GPUs at %v", ErrInvariant, j.st.Job.ID, e.at(e.now))
+	}
+	if err := e.ledgerDo("start", j, e.now, func(l *ledger.Ledger) error { return l.Start(e.at(e.now), j.id) }); err != nil {
+		return err
+	}
+	j.holding, j.holdSince = true, e.now
+	if err := e.setHeld(j.st.Job.GPUs); err != nil {
+		return err
+	}
+	j.phase = phRunning
+	j.progressFrom = e.now
+	if j.st.Ran {
+		j.progressFrom += e.cfg.ColdStart
+		e.res.Stats.ColdStarts++
+		e.res.Stats.OverheadGPUSeconds += e.cfg.ColdStart.Seconds() * float64(j.st.Job.GPUs)
+	} else {
+		j.firstStart = e.now
+		j.st.Ran = true
+	}
+	j.st.LastStart = e.at(e.now)
+	e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j, gen: j.gen})
+	if !j.st.LeaseEnd.IsZero() {
+		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j, gen: j.gen})
+	}
+	return nil
+}
+
+// complete finishes a job that has run its trace duration.
+func (e *engine) complete(j *job) error {
+	t := e.now
+	if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
+		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
+	}
+	e.running = removeSorted(e.running, &j.st)
+	fs := finalState(j.st.Job.FinalState())
+	if err := e.ledgerDo("finish", j, t, func(l *ledger.Ledger) error { return l.Finish(e.at(t), j.id, fs) }); err != nil {
+		return err
+	}
+	j.holding = false
+	j.held += t - j.holdSince
+	if err := e.setHeld(-j.st.Job.GPUs); err != nil {
+		return err
+	}
+	j.st.Attained, j.st.Remaining = j.st.Job.Duration, 0
+	m := e.books[len(e.books)-1]
+	sub := j.st.Job.Submit
+	acct, err := m.JobAccount(j.id, sub, e.at(t))
+	if err != nil {
+		return fmt.Errorf("simulate: job %s account: %w", j.st.Job.ID, err)
+	}
+	rec := metrics.JobRecord{
+		ID:          j.st.Job.ID,
+		Tenant:      j.st.Job.Tenant,
+		GPUs:        j.st.Job.GPUs,
+		Submit:      sub,
+		FirstStart:  e.at(j.firstStart),
+		End:         e.at(t),
+		Run:         j.st.Job.Duration,
+		Held:        j.held,
+		Rho:         acct.Rho,
+		Preemptions: j.st.Preemptions,
+		State:       j.st.Job.FinalState(),
+	}
+	e.res.Run.Jobs = append(e.res.Run.Jobs, rec)
+	delete(e.jobs, j.st.Job.ID)
+	j.phase = phPending
+	j.gen++
+	e.done++
+	e.stallTicks = 0
+	if e.cfg.Progress != nil && e.done%256 == 0 {
+		e.cfg.Progress(e.done, e.at(t))
+	}
+	e.schedTick(t)
+	return nil
+}
+
+// finalState maps a trace state to the ledger's final states: COMPLETED (or
+// PASS) is Completed, CANCELLED or KILLED is Cancelled, anything else
+// (FAILED, NODE_FAIL, TIMEOUT, ...) is Failed.
+func finalState(s string) ledger.FinalState {
+	u := strings.ToUpper(s)
+	switch {
+	case u == "COMPLETED" || u == "PASS" || u == "":
+		return ledger.Completed
+	case strings.HasPrefix(u, "CANCEL") || strings.HasPrefix(u, "KILL"):
+		return ledger.Cancelled
+	}
+	return ledger.Failed
+}
+
+// finish checks the end state and fills the result.
+func (e *engine) finish() error {
+	if err := e.advance(e.now); err != nil {
+		return err
+	}
+	if e.held != 0 || len(e.jobs) != 0 || len(e.running) != 0 || len(e.pending) != 0 {
+		return fmt.Errorf("%w: at the end %d GPUs held, %d jobs active", ErrInvariant, e.held, len(e.jobs))
+	}
+	if err := e.check(); err != nil {
+		return err
+	}
+	// Keep whole intervals that begin by the last submission.
+	ts := e.res.Run.Tenants[:0]
+	last := e.at(e.lastSub)
+	for _, ti := range e.res.Run.Tenants {
+		if !ti.From.After(last) {
+			ts = append(ts, ti)
+		}
+	}
+	e.res.Run.Tenants = ts
+	e.res.Run.End = e.at(e.now)
+	if e.now > 0 {
+		m := e.books[len(e.books)-1]
+		e.res.Run.TenantTotals = make(map[string]ledger.Account, len(e.tenants))
+		for _, t := range e.tenants {
+			a, err := m.TenantAccount(ledger.TenantID(t), e.start, e.at(e.now))
+			if err != nil {
+				return fmt.Errorf("simulate: tenant %s account: %w", t, err)
+			}
+			e.res.Run.TenantTotals[t] = a
+		}
+	}
+	if n := e.res.Stats.Excluded; n > 0 {
+		e.res.Run.Excluded = map[string]int{ExcludedTooLarge: n}
+	}
+	e.res.Run.Policy = e.pol.Name()
+	e.res.Run.Quotas = maps.Clone(e.quotas)
+	e.res.Stats.Jobs = e.done
+	e.res.Stats.End = e.at(e.now)
+	if e.cfg.Progress != nil {
+		e.cfg.Progress(e.done, e.at(e.now))
+	}
+	return nil
+}
+
+// check runs the expensive invariant checks of the ledgers and the cluster.
+func (e *engine) check() error {
+	for _, l := range e.books {
+		if err := l.Check(); err != nil {
+			return fmt.Errorf("%w: ledger at %v: %w", ErrInvariant, e.at(e.now), err)
+		}
+	}
+	if c, ok := any(e.cluster).(interface{ Check() error }); ok {
+		if err := c.Check(); err != nil {
+			return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
+		}
+	}
+	if err := error(nil); err != nil {
+		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
+	}
+	var used int
+	for _, s := range e.running {
+		used += s.Placement.GPUs()
+		if s.Placement.GPUs() != s.Job.GPUs {
+			return fmt.Errorf("%w: job %s holds %d GPUs, its gang is %d", ErrInvariant, s.Job.ID, s.Placement.GPUs(), s.Job.GPUs)
+		}
+	}
+	if free := e.cluster.Free(); used+free != e.capacity {
+		return fmt.Errorf("%w: running jobs hold %d GPUs and %d are free, of %d", ErrInvariant, used, free, e.capacity)
+	}
+	return nil
+}
