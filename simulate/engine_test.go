@@ -30,7 +30,7 @@ func src(jobs ...trace.Job) *sliceSource { return &sliceSource{jobs: jobs} }
 var t0 = time.Date(2020, 9, 7, 0, 0, 0, 0, time.UTC)
 
 func sec(n int) time.Duration { return time.Duration(n) * time.Second }
-func ts(n int) time.Time       { return t0.Add(sec(n)) }
+func ts(n int) time.Time      { return t0.Add(sec(n)) }
 
 func tj(id, tenant string, gpus int, submit, dur int) trace.Job {
 	return trace.Job{ID: id, Tenant: tenant, GPUs: gpus, Submit: ts(submit), Duration: sec(dur)}
