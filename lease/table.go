@@ -121,7 +121,7 @@ type job struct {
 	runningSince time.Time
 	readyAt      time.Time
 	pause        time.Duration // remaining renewal flush: held, no progress
-	atRisk       time.Duration // progress since the last (re)start: what a preemption may lose
+	atRisk       time.Duration // progress since the last start or end of cold start: the most a preemption may lose
 	usage        Usage
 	renewals     int
 	preemptions  int
@@ -292,10 +292,6 @@ func (t *Table) Renew(at time.Time, id ledger.JobID, flush time.Duration) error 
 	}
 	j.leaseStart, j.leaseEnd = at, at.Add(t.cfg.Lease)
 	j.pause += flush
-	if flush > 0 {
-		// The renewal snapshot makes everything before it durable.
-		j.atRisk = 0
-	}
 	j.renewals++
 	t.commit(j)
 	return nil
@@ -354,8 +350,10 @@ func (t *Table) Checkpoint(at time.Time, id ledger.JobID) error {
 // whose work is discarded because it is newer than the last snapshot that
 // reached the disk (a partial iteration after a clean flush; everything since
 // the previous durable snapshot when the deadline forced the release). It
-// must be between 0 and the work at risk (progress since the job's last
-// start, end of cold start or renewal checkpoint).
+// must be between 0 and the work at risk: the progress made since the job's
+// last start or end of cold start (a renewal checkpoint does not lower the
+// bound, since a release forced by the deadline may fall back to a snapshot
+// taken before it).
 func (t *Table) Release(at time.Time, id ledger.JobID, lost time.Duration) error {
 	j, err := t.begin("release", at, id, Suspended, Checkpointing)
 	if err != nil {

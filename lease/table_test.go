@@ -60,7 +60,9 @@ func release(at time.Time, lost time.Duration) step {
 func restore(at time.Time, cold time.Duration) step {
 	return func(tb *Table) error { return tb.Restore(at, "j", cold) }
 }
-func finish(at time.Time, s State) step { return func(tb *Table) error { return tb.Finish(at, "j", s) } }
+func finish(at time.Time, s State) step {
+	return func(tb *Table) error { return tb.Finish(at, "j", s) }
+}
 
 func TestTransitions(t *testing.T) {
 	tests := map[string]struct {
@@ -289,7 +291,7 @@ func (b *billLog) Stop(at time.Time, job ledger.JobID) error {
 func TestBilling(t *testing.T) {
 	b := &billLog{}
 	tb := newTable(t, Config{Billing: b})
-	for _, s := range []step{submit(t0), start(t0), renew(t1, 0), ckpt(t2), release(t3, 0), restore(t4, 10 * time.Second), finish(t5, Completed)} {
+	for _, s := range []step{submit(t0), start(t0), renew(t1, 0), ckpt(t2), release(t3, 0), restore(t4, 10*time.Second), finish(t5, Completed)} {
 		if err := s(tb); err != nil {
 			t.Fatal(err)
 		}
