@@ -1,0 +1,191 @@
+package baselines
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/astraea-sched/astraea/placement"
+	"github.com/astraea-sched/astraea/simulate"
+)
+
+// ErrConfig is matched (errors.Is) by every configuration a constructor
+// rejects; the concrete error is a *ConfigError naming the policy and field.
+var ErrConfig = errors.New("baselines: invalid configuration")
+
+// ConfigError reports one rejected configuration field.
+type ConfigError struct {
+	Policy string // policy name, e.g. "themis"
+	Field  string // field name in the policy's Config
+	Value  any    // the rejected value
+	Reason string // why it is rejected
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("baselines: %s: %s = %v: %s", e.Policy, e.Field, e.Value, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrConfig) hold.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+func configError(policy, field string, v any, reason string) error {
+	return &ConfigError{Policy: policy, Field: field, Value: v, Reason: reason}
+}
+
+// byArrival orders jobs by (submit time, id): the tie-break of every policy.
+func byArrival(a, b *simulate.JobState) int {
+	return cmp.Or(a.Job.Submit.Compare(b.Job.Submit), cmp.Compare(a.Job.ID, b.Job.ID))
+}
+
+// plan is one tick's working copy of the cluster and the decision being built.
+// Preemptions release GPUs in the copy at once, so later grants see them
+// free, which is the order the engine applies (preempt, renew, start).
+type plan struct {
+	s        *simulate.State
+	c        *placement.Cluster
+	preempt  []string
+	grants   []simulate.Grant
+	decided  map[string]bool // job ids granted, renewed or preempted in this plan
+	released map[string]placement.Placement
+}
+
+func newPlan(s *simulate.State) *plan {
+	return &plan{
+		s:        s,
+		c:        s.Cluster.Clone(),
+		decided:  make(map[string]bool),
+		released: make(map[string]placement.Placement),
+	}
+}
+
+// free is the number of idle GPUs in the plan.
+func (p *plan) free() int { return p.c.Free() }
+
+// fits reports whether a gang of d GPUs can be placed now.
+func (p *plan) fits(d int) bool { return p.c.Fits(d) }
+
+// stop preempts a running job and frees its GPUs in the plan.
+func (p *plan) stop(js *simulate.JobState) error {
+	pl, err := p.c.Release(js.Job.ID)
+	if err != nil {
+		return fmt.Errorf("baselines: preempt %s at %s: %w", js.Job.ID, p.s.Now.Format(time.RFC3339), err)
+	}
+	p.released[js.Job.ID] = pl
+	p.preempt = append(p.preempt, js.Job.ID)
+	p.decided[js.Job.ID] = true
+	return nil
+}
+
+// unstop undoes stop when the job's GPUs are still free; it reports success.
+func (p *plan) unstop(id string) bool {
+	pl, ok := p.released[id]
+	if !ok || p.c.Allocate(id, pl) != nil {
+		return false
+	}
+	delete(p.released, id)
+	delete(p.decided, id)
+	p.preempt = slices.DeleteFunc(p.preempt, func(s string) bool { return s == id })
+	return true
+}
+
+// start places a pending job and grants it; it reports whether it fit.
+func (p *plan) start(js *simulate.JobState, lease time.Duration) bool {
+	pl, err := p.c.Place(js.Job.GPUs)
+	if err != nil {
+		return false
+	}
+	if p.c.Allocate(js.Job.ID, pl) != nil {
+		return false
+	}
+	p.grants = append(p.grants, simulate.Grant{Job: js.Job.ID, Placement: pl, Lease: lease})
+	p.decided[js.Job.ID] = true
+	return true
+}
+
+// renew keeps a running job in place for another lease. A job whose lease is
+// renewed must still hold its GPUs in the plan (it was never stopped).
+func (p *plan) renew(js *simulate.JobState, lease time.Duration) {
+	p.grants = append(p.grants, simulate.Grant{Job: js.Job.ID, Placement: js.Placement, Lease: lease, Renew: true})
+	p.decided[js.Job.ID] = true
+}
+
+func (p *plan) decision() simulate.Decision {
+	return simulate.Decision{Preempt: p.preempt, Grants: p.grants}
+}
+
+// capacities splits capacity GPUs among tenants in proportion to their quota
+// weights by the largest-remainder method: every tenant gets ⌊w×M⌋ and the
+// GPUs left over go one each to the largest fractional parts (ties by tenant
+// name). The result sums to exactly capacity when the weights sum to 1, so no
+// GPU is owned by nobody and none is promised twice. Tenants with weight ≤ 0
+// or NaN get 0.
+func capacities(quotas map[string]float64, capacity int) map[string]int {
+	names := make([]string, 0, len(quotas))
+	var sum float64
+	for t, w := range quotas {
+		names = append(names, t)
+		if w > 0 && !math.IsInf(w, 0) {
+			sum += w
+		}
+	}
+	slices.Sort(names)
+	out := make(map[string]int, len(names))
+	if sum <= 0 || capacity <= 0 {
+		for _, t := range names {
+			out[t] = 0
+		}
+		return out
+	}
+	type frac struct {
+		t string
+		f float64
+	}
+	var fr []frac
+	given := 0
+	for _, t := range names {
+		w := quotas[t]
+		if !(w > 0) || math.IsInf(w, 0) {
+			out[t] = 0
+			continue
+		}
+		x := w / sum * float64(capacity)
+		n := int(math.Floor(x))
+		out[t] = n
+		given += n
+		fr = append(fr, frac{t, x - float64(n)})
+	}
+	slices.SortStableFunc(fr, func(a, b frac) int { return cmp.Or(cmp.Compare(b.f, a.f), cmp.Compare(a.t, b.t)) })
+	for i := 0; given < capacity && len(fr) > 0; i = (i + 1) % len(fr) {
+		out[fr[i].t]++
+		given++
+	}
+	return out
+}
+
+// tenantsOf returns the sorted set of tenants that have jobs in s or a quota.
+func tenantsOf(s *simulate.State) []string {
+	seen := make(map[string]bool, len(s.Quotas))
+	for t := range s.Quotas {
+		seen[t] = true
+	}
+	for _, js := range s.Pending {
+		seen[js.Job.Tenant] = true
+	}
+	for _, js := range s.Running {
+		seen[js.Job.Tenant] = true
+	}
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// service is a job's attained service in GPU·seconds: GPUs × useful run time.
+func service(js *simulate.JobState) float64 {
+	return float64(js.Job.GPUs) * js.Attained.Seconds()
+}
