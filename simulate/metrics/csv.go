@@ -1,0 +1,169 @@
+package metrics
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+)
+
+// ErrDuplicatePolicy reports two runs with the same policy name given to
+// WriteCSV or WriteFigures: their rows and lines could not be told apart.
+var ErrDuplicatePolicy = errors.New("metrics: duplicate policy name")
+
+// CSV file names written by WriteCSV.
+const (
+	JobsCSV        = "jobs.csv"
+	TenantsCSV     = "tenants.csv"
+	UtilizationCSV = "utilization.csv"
+)
+
+// WriteCSV writes three CSV files into dir (created if needed), each with a
+// leading policy column so that runs of several policies sit side by side:
+//
+//   - jobs.csv: policy,job,tenant,gpus,submit,first_start,end,run_s,held_s,
+//     queue_s,jct_s,slowdown,rho,preemptions,state — one row per job,
+//     sorted by (submit, job); times RFC 3339 UTC, empty when unset; ρ
+//     "+Inf" when infinite; slowdown with a 1 s minimum divisor.
+//   - tenants.csv: policy,tenant,interval_s,from,to,alloc_gpu_s,fair_gpu_s,
+//     rho — one row per (tenant, interval), sorted by (interval length,
+//     from, tenant).
+//   - utilization.csv: policy,at,used,capacity — occupancy steps in time
+//     order.
+//
+// Runs appear in the order given. Numbers use the shortest exact decimal
+// form, so equal runs give byte-identical files.
+func WriteCSV(dir string, runs ...Run) error {
+	if err := checkPolicies(runs); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	err := writeCSVFile(filepath.Join(dir, JobsCSV),
+		[]string{"policy", "job", "tenant", "gpus", "submit", "first_start", "end", "run_s", "held_s", "queue_s", "jct_s", "slowdown", "rho", "preemptions", "state"},
+		func(emit func(...string) error) error {
+			for _, r := range runs {
+				jobs := slices.Clone(r.Jobs)
+				slices.SortStableFunc(jobs, cmpJobs)
+				for _, j := range jobs {
+					var queue, jct, slow string
+					if j.Finished() || !j.FirstStart.IsZero() {
+						queue = secs(j.Queueing())
+					}
+					if j.Finished() {
+						jct = secs(j.JCT())
+						slow = ffmt(j.Slowdown(time.Second))
+					}
+					if err := emit(r.Policy, j.ID, j.Tenant, strconv.Itoa(j.GPUs), tfmt(j.Submit), tfmt(j.FirstStart), tfmt(j.End),
+						secs(j.Run), secs(j.Held), queue, jct, slow, rfmt(j.Rho), strconv.Itoa(j.Preemptions), j.State); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	err = writeCSVFile(filepath.Join(dir, TenantsCSV),
+		[]string{"policy", "tenant", "interval_s", "from", "to", "alloc_gpu_s", "fair_gpu_s", "rho"},
+		func(emit func(...string) error) error {
+			for _, r := range runs {
+				ts := slices.Clone(r.Tenants)
+				slices.SortStableFunc(ts, cmpIntervals)
+				for _, t := range ts {
+					if err := emit(r.Policy, t.Tenant, secs(t.IntervalLength()), tfmt(t.From), tfmt(t.To),
+						ffmt(float64(t.Account.Alloc)), ffmt(float64(t.Account.FairShare)), rfmt(t.Account.Rho)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return writeCSVFile(filepath.Join(dir, UtilizationCSV), []string{"policy", "at", "used", "capacity"},
+		func(emit func(...string) error) error {
+			for _, r := range runs {
+				pts := slices.Clone(r.Util)
+				slices.SortStableFunc(pts, cmpUtil)
+				for _, p := range pts {
+					if err := emit(r.Policy, tfmt(p.At), strconv.Itoa(p.Used), strconv.Itoa(p.Capacity)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+}
+
+func cmpIntervals(a, b TenantInterval) int {
+	return cmp.Or(cmp.Compare(a.IntervalLength(), b.IntervalLength()), a.From.Compare(b.From), cmp.Compare(a.Tenant, b.Tenant))
+}
+
+func checkPolicies(runs []Run) error {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if seen[r.Policy] {
+			return fmt.Errorf("%w: %q", ErrDuplicatePolicy, r.Policy)
+		}
+		seen[r.Policy] = true
+	}
+	return nil
+}
+
+func writeCSVFile(path string, header []string, rows func(emit func(...string) error) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("metrics: %w", cerr)
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	w := csv.NewWriter(bw)
+	if err := w.Write(header); err != nil {
+		return fmt.Errorf("metrics: %s: %w", path, err)
+	}
+	if err := rows(func(rec ...string) error { return w.Write(rec) }); err != nil {
+		return fmt.Errorf("metrics: %s: %w", path, err)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("metrics: %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("metrics: %s: %w", path, err)
+	}
+	return nil
+}
+
+func tfmt(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func secs(d time.Duration) string { return ffmt(d.Seconds()) }
+
+func ffmt(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+func rfmt(r ledger.Rho) string {
+	if r.IsInf() {
+		return "+Inf"
+	}
+	return ffmt(float64(r))
+}

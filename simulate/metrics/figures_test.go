@@ -1,0 +1,149 @@
+package metrics
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// twoRuns are two small runs of different policies with jobs, tenant
+// intervals and occupancy.
+func twoRuns() []Run {
+	a := tiny()
+	a.Tenants = []TenantInterval{
+		{Tenant: "x", From: at(0), To: at(3600), Account: acct(1800, 3600)},
+		{Tenant: "y", From: at(0), To: at(3600), Account: acct(3600, 3600)},
+		{Tenant: "x", From: at(3600), To: at(7200), Account: acct(5400, 3600)},
+		{Tenant: "y", From: at(3600), To: at(7200), Account: acct(0, 0)},
+	}
+	a.Util = []UtilPoint{{At: at(0), Used: 2, Capacity: 8}, {At: at(100), Used: 8, Capacity: 8}, {At: at(7000), Used: 0, Capacity: 8}}
+	a.End = at(7200)
+	b := a
+	b.Policy = "yarn-cs"
+	b.Jobs = append([]JobRecord(nil), a.Jobs...)
+	b.Jobs[1].End = at(5000)
+	b.Jobs[1].Rho = 0.1
+	return []Run{a, b}
+}
+
+// svgStrokes parses an SVG file as XML and counts the elements drawn with
+// each stroke colour.
+func svgStrokes(t *testing.T, path string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(data))
+	counts := map[string]int{}
+	root := ""
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", path, err)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		if root == "" {
+			root = se.Name.Local
+		}
+		for _, a := range se.Attr {
+			if a.Name.Local == "style" || a.Name.Local == "stroke" {
+				for _, part := range strings.Split(a.Value, ";") {
+					if c, ok := strings.CutPrefix(strings.TrimSpace(part), "stroke:"); ok {
+						counts[c]++
+					}
+					if a.Name.Local == "stroke" {
+						counts[a.Value]++
+					}
+				}
+			}
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("%s: root element %q, want svg", path, root)
+	}
+	return counts
+}
+
+func hexColor(i int) string {
+	c := RunColor(i)
+	return fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B)
+}
+
+func TestWriteFigures(t *testing.T) {
+	dir := t.TempDir()
+	runs := twoRuns()
+	if err := WriteFigures(dir, runs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{RhoJobCDFSVG, SlowdownCDFSVG, TenantRhoSVG, UtilizationSVG} {
+		counts := svgStrokes(t, filepath.Join(dir, f))
+		for i := range runs {
+			// one line in the plot and one sample in the legend
+			if got := counts[hexColor(i)]; got != 2 {
+				t.Errorf("%s: %d elements stroked in run %d's colour %s, want 2 (line and legend); strokes %v", f, got, i, hexColor(i), counts)
+			}
+		}
+	}
+	for _, r := range runs {
+		counts := svgStrokes(t, filepath.Join(dir, "tenant_rho_"+r.Policy+".svg"))
+		if counts[hexColor(0)] != 2 || counts[hexColor(1)] != 2 {
+			t.Errorf("tenant figure of %s: strokes %v, want one line per tenant", r.Policy, counts)
+		}
+	}
+	// Deterministic: a second write gives identical bytes.
+	dir2 := t.TempDir()
+	if err := WriteFigures(dir2, runs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{RhoJobCDFSVG, UtilizationSVG} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(dir2, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two writes", f)
+		}
+	}
+}
+
+func TestWriteFiguresDuplicatePolicy(t *testing.T) {
+	r := tiny()
+	if err := WriteFigures(t.TempDir(), r, r); err == nil {
+		t.Fatal("two runs named alike were accepted")
+	}
+}
+
+func TestUtilSeries(t *testing.T) {
+	r := Run{Util: []UtilPoint{{At: at(0), Used: 4, Capacity: 8}, {At: at(1800), Used: 8, Capacity: 8}}, End: at(3600)}
+	xy := utilSeries(r, at(0))
+	// Two points, so two buckets of 30 min: 0.5 then 1.
+	if len(xy) != 2 || !near(xy[0].Y, 0.5) || !near(xy[1].Y, 1) || !near(xy[0].X, 0.25) {
+		t.Fatalf("utilSeries = %v", xy)
+	}
+	// Buckets narrower than the steps average them exactly.
+	pts := []UtilPoint{}
+	for i := range 3000 {
+		pts = append(pts, UtilPoint{At: at(i), Used: i % 2, Capacity: 1})
+	}
+	xy = utilSeries(Run{Util: pts, End: at(3000)}, at(0))
+	if len(xy) != maxPoints {
+		t.Fatalf("%d points, want %d", len(xy), maxPoints)
+	}
+	for _, p := range xy {
+		if p.Y < 0.3 || p.Y > 0.7 {
+			t.Fatalf("bucket %v: utilization %v, want about 0.5", p.X, p.Y)
+		}
+	}
+	_ = time.Second
+}
