@@ -1,0 +1,715 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
+)
+
+// Optional faces of a Placer that a round uses when they are present.
+type (
+	// allocationer lets a round check that the running candidates hold what
+	// they say (placement.Cluster implements it).
+	allocationer interface {
+		Allocation(id string) (placement.Placement, bool)
+	}
+	// freeCounter lets a round stop as soon as no GPU is left.
+	freeCounter interface{ Free() int }
+)
+
+// Cloner is an optional face of a Placer: an independent copy of its state.
+// A round uses a copy (taken at most once) as its optimistic view, in which
+// the expiring jobs not yet renewed are released; *placement.Cluster is
+// recognized directly. Without a copy the round computes the same view by
+// releasing those jobs temporarily on the Placer itself, which costs
+// O(expiring jobs) per look instead of O(1).
+type Cloner interface {
+	ClonePlacer() placement.Placer
+}
+
+type status uint8
+
+const (
+	pending status = iota
+	granted
+	renewed
+)
+
+type cand struct {
+	c      *Candidate
+	score  Score
+	tenant int32
+	status status
+	moved  bool         // a running candidate whose GPUs were granted to by
+	by     ledger.JobID // who preempted it
+	reason int32        // 1 + index into round.reasons; 0 = none
+}
+
+type tenantRec struct {
+	st      TenantState
+	heap    []int32
+	out     bool
+	blocked int32 // the pick that did not fit in the fair stage, or -1
+	reason  Reason
+}
+
+type gpuKey struct {
+	node string
+	gpu  int
+}
+
+type opKind uint8
+
+const (
+	opAllocate opKind = iota
+	opRelease
+)
+
+type op struct {
+	kind opKind
+	id   string
+	p    placement.Placement
+}
+
+type round struct {
+	opts    Options
+	lease   float64 // seconds
+	cands   []cand
+	running []int32 // indices of running candidates, in input order
+	tenants []tenantRec
+	reasons []Reason
+
+	order  TenantOrder
+	tie    TieBreak
+	candLT func(a, b int32) bool
+	tenLT  func(a, b int32) bool
+
+	p       placement.Placer
+	a       placement.Placer // optimistic view; nil until first needed or without a clone
+	clone   func() placement.Placer
+	free    func() int
+	expHeld int // GPUs held by running candidates not yet decided
+	owners  map[gpuKey]int32
+	memo    map[ledger.GPUs]Reason // demands that failed in the current state
+	log     []op
+	full    bool
+	steps   int
+	res     Result
+}
+
+// Round runs one two-phase ASTRAEA scheduling round (the paper's Algorithm
+// with Phase 1 over tenants and Phase 2 inside the chosen tenant) and returns
+// the grants and, for every candidate not served, why.
+//
+// The fair stage repeats, while some tenant is in play and a GPU is left:
+//
+//   - Phase 1: the first tenant in [Options.TenantOrder] (lowest pre-credited
+//     ρ_tenant, then id) among the tenants in play.
+//   - Phase 2: its candidate with the highest [Options.Reward] (ties by
+//     [Options.TieBreak], then job id).
+//   - A running candidate is renewed in place. A new candidate is placed on
+//     GPUs that are free now; failing that, on GPUs that would be free if the
+//     expiring jobs not yet renewed were released (the optimistic view), and
+//     those of them whose GPUs it uses are preempted (released, reason
+//     [Preempted]). A new job therefore never lands on GPUs held by a job
+//     that is not released.
+//   - After a grant the tenant's Alloc is pre-credited by demand × lease and
+//     its ρ recomputed. If the pick does not fit even in the optimistic view,
+//     the tenant leaves play for the round ([TenantResult.OutOfPlay]) and the
+//     round goes on with the others: a tenant never blocks another.
+//
+// Then, unless [Options.NoBackfill], the backfill stage visits the tenants
+// that left play in the same order and tries every remaining candidate,
+// skipping those that do not fit one by one; so after a round no waiting
+// candidate fits on the Placer (work conservation). Finally every expiring
+// job that was neither renewed nor preempted is released.
+//
+// Everything is deterministic: no map is iterated for order, every order ends
+// in an id, and the order of Input.Candidates does not change the decisions.
+// Invalid input (see the Err variables) is rejected before the Placer is
+// touched; if the Placer itself fails mid-round, the round undoes its
+// allocations and releases and returns [ErrPlacer].
+//
+// Complexity, for n candidates, T tenants with candidates, g decisions
+// (grants and failed picks, g ≤ n) and placer operations of cost π (O(log
+// nodes) for placement.Cluster): O(n) account lookups and reward calls,
+// O(n) heap construction, O(g (log n + log T + π)) for the loops, and O(n)
+// for the result. A failed demand is remembered until the state changes, so
+// a full cluster costs one placer call per distinct demand. The optimistic
+// view is built at most once, in O(e π) for e expiring jobs, when a new job
+// first does not fit on the free GPUs while expiring jobs are undecided.
+func Round(in Input, opts Options) (Result, error) {
+	r, err := newRound(in, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := r.run(); err != nil {
+		r.undo()
+		return Result{}, err
+	}
+	return r.res, nil
+}
+
+func newRound(in Input, opts Options) (*round, error) {
+	if in.Accounts == nil {
+		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: "nil Accounts"}
+	}
+	if in.Placer == nil {
+		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: "nil Placer"}
+	}
+	if in.Lease <= 0 {
+		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("lease %v is not positive", in.Lease)}
+	}
+	var rater FairRater
+	if opts.AdvanceFairShare {
+		var ok bool
+		if rater, ok = in.Accounts.(FairRater); !ok {
+			return nil, &Error{Index: -1, Err: ErrNoFairRate, Msg: "AdvanceFairShare needs Accounts with TenantFairRate"}
+		}
+	}
+	r := &round{
+		opts:  opts,
+		lease: in.Lease.Seconds(),
+		p:     in.Placer,
+		order: opts.TenantOrder,
+		tie:   opts.TieBreak,
+	}
+	if r.order == nil {
+		r.order = ByRho
+	}
+	if r.tie == nil {
+		r.tie = BySubmit
+	}
+	reward := opts.Reward
+	if reward == nil {
+		reward = NegJobRho
+	}
+	switch p := in.Placer.(type) {
+	case *placement.Cluster:
+		r.clone = func() placement.Placer { return p.Clone() }
+	case Cloner:
+		r.clone = p.ClonePlacer
+	}
+	if f, ok := in.Placer.(freeCounter); ok {
+		r.free = f.Free
+	}
+	alloc, _ := in.Placer.(allocationer)
+
+	n := len(in.Candidates)
+	r.cands = make([]cand, n)
+	seen := make(map[ledger.JobID]struct{}, n)
+	tenantIndex := make(map[ledger.TenantID]int32)
+	var counts []int32
+	for i := range in.Candidates {
+		c := &in.Candidates[i]
+		bad := func(sentinel error, format string, args ...any) error {
+			return &Error{Index: i, Job: c.Job, Tenant: c.Tenant, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case c.Job == "":
+			return nil, bad(ErrInvalidCandidate, "empty job id")
+		case c.Tenant == "":
+			return nil, bad(ErrInvalidCandidate, "empty tenant id")
+		case c.Demand <= 0:
+			return nil, bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
+		}
+		if _, dup := seen[c.Job]; dup {
+			return nil, bad(ErrDuplicateJob, "job appears twice among the candidates")
+		}
+		seen[c.Job] = struct{}{}
+		if c.Running {
+			if g := c.Placement.GPUs(); g != int(c.Demand) {
+				return nil, bad(ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
+			}
+			if alloc != nil {
+				held, ok := alloc.Allocation(string(c.Job))
+				if !ok {
+					return nil, bad(ErrInvalidCandidate, "running but holds nothing in the placer")
+				}
+				if !samePlacement(held, c.Placement) {
+					return nil, bad(ErrInvalidCandidate, "placement differs from what the placer holds")
+				}
+			}
+			r.running = append(r.running, int32(i))
+			r.expHeld += int(c.Demand)
+		} else if alloc != nil {
+			if _, ok := alloc.Allocation(string(c.Job)); ok {
+				return nil, bad(ErrInvalidCandidate, "not running but already holds GPUs in the placer")
+			}
+		}
+		ti, ok := tenantIndex[c.Tenant]
+		if !ok {
+			acct, ok := in.Accounts.TenantAccount(c.Tenant)
+			if !ok {
+				return nil, bad(ErrUnknownTenant, "tenant has no account")
+			}
+			if rater != nil {
+				rate, ok := rater.TenantFairRate(c.Tenant)
+				if !ok {
+					return nil, bad(ErrUnknownTenant, "tenant has no fair rate")
+				}
+				acct.FairShare += ledger.GPUSeconds(rate * r.lease)
+				acct.Rho = ledger.Ratio(acct.Alloc, acct.FairShare)
+			}
+			ti = int32(len(r.tenants))
+			tenantIndex[c.Tenant] = ti
+			r.tenants = append(r.tenants, tenantRec{
+				st:      TenantState{ID: c.Tenant, Start: acct, Account: acct},
+				blocked: -1,
+			})
+			counts = append(counts, 0)
+		}
+		jacct, ok := in.Accounts.JobAccount(c.Job)
+		if !ok {
+			return nil, bad(ErrUnknownJob, "job has no account")
+		}
+		counts[ti]++
+		r.cands[i] = cand{c: c, tenant: ti, score: reward(c, jacct)}
+	}
+
+	// One backing array for all candidate heaps, partitioned by tenant; a
+	// heap never grows beyond its own candidates, so the parts never overlap.
+	all := make([]int32, n)
+	off := int32(0)
+	for ti := range r.tenants {
+		r.tenants[ti].heap = all[off : off : off+counts[ti]]
+		off += counts[ti]
+	}
+	for i := range r.cands {
+		t := &r.tenants[r.cands[i].tenant]
+		t.heap = append(t.heap, int32(i))
+	}
+	r.candLT = r.candBefore
+	r.tenLT = r.tenantBefore
+	for ti := range r.tenants {
+		heapInit(r.tenants[ti].heap, r.candLT)
+	}
+	return r, nil
+}
+
+// candBefore: higher reward first, then the tie-break, then the job id.
+func (r *round) candBefore(i, j int32) bool {
+	a, b := &r.cands[i], &r.cands[j]
+	if c := a.score.Compare(b.score); c != 0 {
+		return c > 0
+	}
+	if c := r.tie(a.c, b.c); c != 0 {
+		return c < 0
+	}
+	return a.c.Job < b.c.Job
+}
+
+// tenantBefore: the tenant order, then the tenant id.
+func (r *round) tenantBefore(i, j int32) bool {
+	a, b := &r.tenants[i].st, &r.tenants[j].st
+	if c := r.order(a, b); c != 0 {
+		return c < 0
+	}
+	return a.ID < b.ID
+}
+
+func (r *round) run() error {
+	th := make([]int32, 0, len(r.tenants))
+	for ti := range r.tenants {
+		th = append(th, int32(ti))
+	}
+	heapInit(th, r.tenLT)
+	// Fair stage.
+	for len(th) > 0 {
+		if r.isFull() {
+			r.full = true
+			break
+		}
+		ti := th[0]
+		t := &r.tenants[ti]
+		ci := r.popCand(t)
+		if ci < 0 {
+			heapPop(&th, r.tenLT)
+			continue
+		}
+		ok, err := r.try(ci, ti, Fair)
+		if err != nil {
+			return err
+		}
+		if ok {
+			heapFix(th, 0, r.tenLT)
+			continue
+		}
+		t.out = true
+		t.blocked = ci
+		t.reason = r.reasons[r.cands[ci].reason-1]
+		heapPush(&t.heap, ci, r.candLT) // tried again by the backfill stage
+		heapPop(&th, r.tenLT)
+	}
+	// Backfill stage.
+	if !r.full && !r.opts.NoBackfill {
+		th = th[:0]
+		for ti := range r.tenants {
+			if len(r.tenants[ti].heap) > 0 {
+				th = append(th, int32(ti))
+			}
+		}
+		heapInit(th, r.tenLT)
+		for len(th) > 0 {
+			if r.isFull() {
+				r.full = true
+				break
+			}
+			ti := th[0]
+			ci := r.popCand(&r.tenants[ti])
+			if ci < 0 {
+				heapPop(&th, r.tenLT)
+				continue
+			}
+			ok, err := r.try(ci, ti, Backfill)
+			if err != nil {
+				return err
+			}
+			if ok {
+				heapFix(th, 0, r.tenLT)
+			}
+		}
+	}
+	return r.finish()
+}
+
+// isFull reports that no GPU is free even in the optimistic view; then no
+// candidate can be granted (every undecided expiring job would count).
+func (r *round) isFull() bool {
+	return r.free != nil && r.free()+r.expHeld == 0
+}
+
+// popCand removes and returns the tenant's best undecided candidate, or -1.
+func (r *round) popCand(t *tenantRec) int32 {
+	for len(t.heap) > 0 {
+		ci := heapPop(&t.heap, r.candLT)
+		if r.cands[ci].status == pending {
+			return ci
+		}
+	}
+	return -1
+}
+
+func (r *round) placerErr(ci int32, what string, err error) error {
+	c := r.cands[ci].c
+	return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrPlacer, Msg: what, Cause: err}
+}
+
+func (r *round) allocate(id string, p placement.Placement) error {
+	if err := r.p.Allocate(id, p); err != nil {
+		return err
+	}
+	r.log = append(r.log, op{kind: opAllocate, id: id})
+	return nil
+}
+
+func (r *round) release(id string) error {
+	p, err := r.p.Release(id)
+	if err != nil {
+		return err
+	}
+	r.log = append(r.log, op{kind: opRelease, id: id, p: p})
+	return nil
+}
+
+func (r *round) undo() {
+	for i := len(r.log) - 1; i >= 0; i-- {
+		switch o := r.log[i]; o.kind {
+		case opAllocate:
+			_, _ = r.p.Release(o.id)
+		case opRelease:
+			_ = r.p.Allocate(o.id, o.p)
+		}
+	}
+	r.log = nil
+}
+
+func (r *round) changed() {
+	if len(r.memo) > 0 {
+		clear(r.memo)
+	}
+}
+
+// try decides candidate ci of tenant ti: it grants it and returns true, or
+// records why it does not fit and returns false.
+func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
+	c := r.cands[ci].c
+	id := string(c.Job)
+	if c.Running && !r.cands[ci].moved {
+		r.cands[ci].status = renewed
+		r.expHeld -= int(c.Demand)
+		if r.a != nil {
+			if err := r.a.Allocate(id, c.Placement); err != nil {
+				return false, r.placerErr(ci, "renewal in the optimistic view", err)
+			}
+		}
+		r.changed()
+		r.grant(ci, ti, stage, Renewed, c.Placement, nil)
+		return true, nil
+	}
+	if rs, ok := r.memo[c.Demand]; ok {
+		r.fail(ci, ti, stage, rs)
+		return false, nil
+	}
+	d := int(c.Demand)
+	q, err := r.p.Place(d)
+	if err == nil {
+		if err := r.allocate(id, q); err != nil {
+			return false, r.placerErr(ci, "allocate", err)
+		}
+		if r.a != nil {
+			if err := r.a.Allocate(id, q); err != nil {
+				return false, r.placerErr(ci, "allocate in the optimistic view", err)
+			}
+		}
+		r.cands[ci].status = granted
+		r.changed()
+		r.grant(ci, ti, stage, New, q, nil)
+		return true, nil
+	}
+	if !errors.Is(err, placement.ErrNoFit) {
+		return false, r.placerErr(ci, "place", err)
+	}
+	rs := noFit(d, err)
+	if r.expHeld > 0 {
+		q, err = r.optimisticPlace(ci, d)
+		if err == nil {
+			victims := r.victims(q)
+			for _, v := range victims {
+				vc := r.cands[v].c
+				if err := r.release(string(vc.Job)); err != nil {
+					return false, r.placerErr(v, "release preempted job", err)
+				}
+				r.cands[v].moved = true
+				r.cands[v].by = c.Job
+				r.expHeld -= int(vc.Demand)
+			}
+			if err := r.allocate(id, q); err != nil {
+				return false, r.placerErr(ci, "allocate", err)
+			}
+			if r.a != nil {
+				if err := r.a.Allocate(id, q); err != nil {
+					return false, r.placerErr(ci, "allocate in the optimistic view", err)
+				}
+			}
+			var ids []ledger.JobID
+			for _, v := range victims {
+				ids = append(ids, r.cands[v].c.Job)
+			}
+			r.cands[ci].status = granted
+			r.changed()
+			r.grant(ci, ti, stage, New, q, ids)
+			return true, nil
+		}
+		var perr *Error
+		if errors.As(err, &perr) {
+			return false, err
+		}
+		if !errors.Is(err, placement.ErrNoFit) {
+			return false, r.placerErr(ci, "place in the optimistic view", err)
+		}
+		rs = noFit(d, err)
+	}
+	if r.memo == nil {
+		r.memo = make(map[ledger.GPUs]Reason)
+	}
+	r.memo[c.Demand] = rs
+	r.fail(ci, ti, stage, rs)
+	return false, nil
+}
+
+func noFit(d int, err error) Reason {
+	rs := Reason{Code: NoFit, Need: d, LargestFree: -1, FreeTotal: -1}
+	var nf *placement.NoFitError
+	if errors.As(err, &nf) {
+		rs.LargestFree = nf.LargestFree
+		rs.FreeTotal = nf.FreeTotal
+	}
+	return rs
+}
+
+// optimisticPlace places d GPUs as if every undecided expiring job were
+// released.
+func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
+	if r.owners == nil {
+		r.owners = make(map[gpuKey]int32)
+		for _, e := range r.running {
+			for _, s := range r.cands[e].c.Placement.Slots {
+				for _, g := range s.GPUs {
+					r.owners[gpuKey{s.Node, g}] = e
+				}
+			}
+		}
+	}
+	if r.a == nil && r.clone != nil {
+		a := r.clone()
+		for _, e := range r.running {
+			if r.undecidedHolder(e) {
+				if _, err := a.Release(string(r.cands[e].c.Job)); err != nil {
+					return placement.Placement{}, r.placerErr(e, "release in the optimistic view", err)
+				}
+			}
+		}
+		r.a = a
+	}
+	if r.a != nil {
+		return r.a.Place(d)
+	}
+	// No copy: release the undecided expiring jobs for a moment.
+	var held []int32
+	restore := func() error {
+		for _, e := range held {
+			c := r.cands[e].c
+			if err := r.p.Allocate(string(c.Job), c.Placement); err != nil {
+				return r.placerErr(e, "restore after an optimistic look", err)
+			}
+		}
+		return nil
+	}
+	for _, e := range r.running {
+		if !r.undecidedHolder(e) {
+			continue
+		}
+		if _, err := r.p.Release(string(r.cands[e].c.Job)); err != nil {
+			if rerr := restore(); rerr != nil {
+				return placement.Placement{}, rerr
+			}
+			return placement.Placement{}, r.placerErr(e, "release for an optimistic look", err)
+		}
+		held = append(held, e)
+	}
+	q, err := r.p.Place(d)
+	if rerr := restore(); rerr != nil {
+		return placement.Placement{}, rerr
+	}
+	return q, err
+}
+
+// undecidedHolder reports that running candidate e still holds its GPUs and
+// has been neither renewed nor preempted.
+func (r *round) undecidedHolder(e int32) bool {
+	return r.cands[e].status == pending && !r.cands[e].moved
+}
+
+// victims returns the undecided expiring jobs holding GPUs of q, ordered by
+// input index.
+func (r *round) victims(q placement.Placement) []int32 {
+	var vs []int32
+	for _, s := range q.Slots {
+		for _, g := range s.GPUs {
+			e, ok := r.owners[gpuKey{s.Node, g}]
+			if ok && r.cands[e].status == pending && !r.cands[e].moved && !slices.Contains(vs, e) {
+				vs = append(vs, e)
+			}
+		}
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+func (r *round) addReason(rs Reason) int32 {
+	r.reasons = append(r.reasons, rs)
+	return int32(len(r.reasons))
+}
+
+func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
+	c := r.cands[ci].c
+	t := &r.tenants[ti]
+	var before TenantState
+	if r.opts.Trace != nil {
+		before = t.st
+	}
+	rhoBefore := t.st.Account.Rho
+	t.st.Account.Alloc += ledger.GPUSeconds(float64(c.Demand) * r.lease)
+	t.st.Account.Rho = ledger.Ratio(t.st.Account.Alloc, t.st.Account.FairShare)
+	t.st.Grants++
+	t.st.GPUs += c.Demand
+	g := Grant{
+		Job:             c.Job,
+		Tenant:          c.Tenant,
+		Demand:          c.Demand,
+		Kind:            kind,
+		Placement:       p,
+		Stage:           stage,
+		Reward:          r.cands[ci].score,
+		TenantRhoBefore: rhoBefore,
+		TenantRhoAfter:  t.st.Account.Rho,
+		Preempts:        preempts,
+	}
+	r.res.Grants = append(r.res.Grants, g)
+	r.steps++
+	if r.opts.Trace != nil {
+		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: *c, Reward: g.Reward, Granted: true, Grant: g})
+	}
+}
+
+func (r *round) fail(ci, ti int32, stage Stage, rs Reason) {
+	r.cands[ci].reason = r.addReason(rs)
+	r.steps++
+	if r.opts.Trace != nil {
+		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: r.tenants[ti].st, Job: *r.cands[ci].c,
+			Reward: r.cands[ci].score, Reason: rs, OutOfPlay: stage == Fair})
+	}
+}
+
+// finish releases the undecided expiring jobs and assembles the result.
+func (r *round) finish() error {
+	for _, e := range r.running {
+		if r.undecidedHolder(e) {
+			if err := r.release(string(r.cands[e].c.Job)); err != nil {
+				return r.placerErr(e, "release expiring job", err)
+			}
+		}
+	}
+	for i := range r.cands {
+		cd := &r.cands[i]
+		c := cd.c
+		if c.Running && cd.moved {
+			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, By: cd.by,
+				Reason: Reason{Code: Preempted, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1, By: cd.by}})
+		}
+		if cd.status != pending {
+			continue
+		}
+		var rs Reason
+		switch {
+		case cd.reason > 0:
+			rs = r.reasons[cd.reason-1]
+		case cd.moved: // preempted and not tried again
+			rs = Reason{Code: Preempted, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1, By: cd.by}
+		case r.full:
+			rs = Reason{Code: ClusterFull, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1}
+		default: // never tried: its tenant left play (NoBackfill)
+			t := &r.tenants[cd.tenant]
+			rs = t.reason
+			rs.Code = OutOfPlay
+			if t.blocked >= 0 {
+				rs.By = r.cands[t.blocked].c.Job
+			}
+		}
+		r.res.Waiting = append(r.res.Waiting, Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: cd.by, Reason: rs})
+		if c.Running && !cd.moved {
+			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
+		}
+	}
+	r.res.Tenants = make([]TenantResult, len(r.tenants))
+	for ti := range r.tenants {
+		t := &r.tenants[ti]
+		tr := TenantResult{ID: t.st.ID, Start: t.st.Start, End: t.st.Account, Grants: t.st.Grants, GPUs: t.st.GPUs, OutOfPlay: t.out}
+		if t.out {
+			tr.Blocked = r.cands[t.blocked].c.Job
+			tr.Reason = t.reason
+		}
+		r.res.Tenants[ti] = tr
+	}
+	return nil
+}
+
+func samePlacement(a, b placement.Placement) bool {
+	return slices.EqualFunc(a.Slots, b.Slots, func(x, y placement.Slot) bool {
+		return x.Node == y.Node && slices.Equal(x.GPUs, y.GPUs)
+	})
+}

@@ -1,0 +1,475 @@
+package sched
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const lease = 900 * time.Second
+
+// workedExample is the round of the paper's section 11: two nodes of 8 GPUs,
+// tenants A and B of equal weight, A at 54,000 / 72,000 and B at
+// 72,000 / 72,000; A1 (8 GPUs, ρ 0.50), A2 (4, 0.80), B1 (8, 0.40).
+func workedExample(tb testing.TB) (*placement.Cluster, Input) {
+	cl := cluster(tb, 2, 8)
+	acc := newAccounts()
+	acc.tenant("A", 54000, 72000, 8)
+	acc.tenant("B", 72000, 72000, 8)
+	acc.job("A1", 0.5)
+	acc.job("A2", 0.8)
+	acc.job("B1", 0.4)
+	return cl, Input{
+		Accounts: acc,
+		Lease:    lease,
+		Placer:   cl,
+		Candidates: []Candidate{
+			{Job: "A1", Tenant: "A", Demand: 8, Submit: t0},
+			{Job: "A2", Tenant: "A", Demand: 4, Submit: t0},
+			{Job: "B1", Tenant: "B", Demand: 8, Submit: t0},
+		},
+	}
+}
+
+func near(a, b ledger.Rho) bool { return math.Abs(float64(a-b)) < 1e-12 }
+
+func TestWorkedExampleSection11(t *testing.T) {
+	for _, noBackfill := range []bool{false, true} {
+		cl, in := workedExample(t)
+		var steps []Step
+		res, err := Round(in, Options{NoBackfill: noBackfill, Trace: func(s Step) { steps = append(steps, s) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyCluster(t, cl)
+		if len(res.Grants) != 2 {
+			t.Fatalf("grants = %+v, want A1 and A2", res.Grants)
+		}
+		a1, a2 := res.Grants[0], res.Grants[1]
+		if a1.Job != "A1" || a1.Kind != New || !samePlacement(a1.Placement, placement.Placement{Slots: []placement.Slot{slot("node-1", 0, 1, 2, 3, 4, 5, 6, 7)}}) {
+			t.Errorf("first grant = %+v, want A1 on all of node-1", a1)
+		}
+		if a2.Job != "A2" || a2.Kind != New || len(a2.Placement.Slots) != 1 || a2.Placement.Slots[0].Node != "node-2" || a2.Placement.GPUs() != 4 {
+			t.Errorf("second grant = %+v, want A2 on 4 GPUs of node-2", a2)
+		}
+		if !near(a1.TenantRhoBefore, 0.75) || !near(a1.TenantRhoAfter, 0.85) || !near(a2.TenantRhoAfter, 0.90) {
+			t.Errorf("A's ρ: %v → %v → %v, want 0.75 → 0.85 → 0.90", a1.TenantRhoBefore, a1.TenantRhoAfter, a2.TenantRhoAfter)
+		}
+		if a1.Reward.Compare(ScoreOf(-0.5)) != 0 || a2.Reward.Compare(ScoreOf(-0.8)) != 0 {
+			t.Errorf("rewards %v, %v, want -0.5, -0.8", a1.Reward, a2.Reward)
+		}
+		why, ok := res.Why("B1")
+		want := Reason{Code: NoFit, Need: 8, LargestFree: 4, FreeTotal: 4}
+		if !ok || why != want {
+			t.Errorf("B1 waits because %+v, want %+v", why, want)
+		}
+		if got := why.String(); got != "does not fit: needs 8 GPUs, largest free block 4 (4 free in total)" {
+			t.Errorf("B1 reason text %q", got)
+		}
+		b := res.Tenants[1]
+		if b.ID != "B" || !b.OutOfPlay || b.Blocked != "B1" || b.Reason != want || b.Grants != 0 {
+			t.Errorf("tenant B = %+v", b)
+		}
+		a := res.Tenants[0]
+		if a.ID != "A" || a.OutOfPlay || a.Grants != 2 || a.GPUs != 12 || a.End.Alloc != 64800 || !near(a.End.Rho, 0.9) {
+			t.Errorf("tenant A = %+v", a)
+		}
+		// Steps: A picks A1, A picks A2, B picks B1 and leaves play, and
+		// with backfill B1 is tried once more.
+		wantSteps := []string{"A/A1", "A/A2", "B/B1"}
+		if !noBackfill {
+			wantSteps = append(wantSteps, "B/B1")
+		}
+		var got []string
+		for _, s := range steps {
+			got = append(got, string(s.Tenant.ID)+"/"+string(s.Job.Job))
+		}
+		if !slices.Equal(got, wantSteps) {
+			t.Errorf("steps %v, want %v", got, wantSteps)
+		}
+		if !steps[2].OutOfPlay || steps[2].Granted {
+			t.Errorf("B's step = %+v, want out of play", steps[2])
+		}
+		if p, ok := cl.Allocation("A1"); !ok || !samePlacement(p, a1.Placement) {
+			t.Errorf("A1 not allocated in the cluster as granted")
+		}
+		if cl.Free() != 4 {
+			t.Errorf("free after the round = %d, want 4", cl.Free())
+		}
+	}
+}
+
+// The paper's continuation: 900 s later A1 expires (A2 has completed), B is
+// now the lowest ρ; B1 takes the free node, and A1 is renewed in place.
+func TestRenewalInPlaceAndPreemption(t *testing.T) {
+	type want struct {
+		grants   []string // job:kind
+		released []string // job:by
+	}
+	tests := map[string]struct {
+		free  int // GPUs of node-2 held by another running job that is not expiring
+		want  want
+		check func(t *testing.T, res Result)
+	}{
+		"B1 takes the free node and A1 is renewed in place": {
+			free: 8,
+			want: want{grants: []string{"B1:new", "A1:renewed"}},
+		},
+		"B1 preempts A1 when only A1's GPUs could host it": {
+			free: 0,
+			want: want{grants: []string{"B1:new"}, released: []string{"A1:B1"}},
+			check: func(t *testing.T, res Result) {
+				if !slices.Equal(res.Grants[0].Preempts, []ledger.JobID{"A1"}) {
+					t.Errorf("B1 preempts %v, want [A1]", res.Grants[0].Preempts)
+				}
+				why, _ := res.Why("A1")
+				if why.Code != Preempted || why.By != "B1" || res.Waiting[0].PreemptedBy != "B1" {
+					t.Errorf("A1 waits with %+v, want preempted by B1", res.Waiting[0])
+				}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cl := cluster(t, 2, 8)
+			a1 := placement.Placement{Slots: []placement.Slot{slot("node-1", 0, 1, 2, 3, 4, 5, 6, 7)}}
+			if err := cl.Allocate("A1", a1); err != nil {
+				t.Fatal(err)
+			}
+			if tc.free == 0 {
+				if err := cl.Allocate("X", placement.Placement{Slots: []placement.Slot{slot("node-2", 0, 1, 2, 3, 4, 5, 6, 7)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			acc := newAccounts()
+			acc.tenant("A", 64800, 79200, 8) // ρ 0.818
+			acc.tenant("B", 54000, 79200, 8) // ρ 0.682: B goes first
+			acc.job("A1", 0.6)
+			acc.job("B1", 0.4)
+			in := Input{Accounts: acc, Lease: lease, Placer: cl, Candidates: []Candidate{
+				{Job: "A1", Tenant: "A", Demand: 8, Submit: t0, Running: true, Placement: a1, Leases: 1},
+				{Job: "B1", Tenant: "B", Demand: 8, Submit: t0},
+			}}
+			res, err := Round(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			verifyCluster(t, cl)
+			var grants, released []string
+			for _, g := range res.Grants {
+				grants = append(grants, string(g.Job)+":"+g.Kind.String())
+				if g.Kind == Renewed && !samePlacement(g.Placement, a1) {
+					t.Errorf("renewed A1 moved to %+v", g.Placement)
+				}
+			}
+			for _, r := range res.Released {
+				released = append(released, string(r.Job)+":"+string(r.By))
+			}
+			if !slices.Equal(grants, tc.want.grants) || !slices.Equal(released, tc.want.released) {
+				t.Errorf("grants %v released %v, want %v %v", grants, released, tc.want.grants, tc.want.released)
+			}
+			if _, held := cl.Allocation("A1"); held != slices.Contains(grants, "A1:renewed") {
+				t.Errorf("A1 held = %v after the round", held)
+			}
+			if tc.check != nil {
+				tc.check(t, res)
+			}
+		})
+	}
+}
+
+func TestExpiringJobsNotRenewedAreReleased(t *testing.T) {
+	cl := cluster(t, 1, 8)
+	p := placement.Placement{Slots: []placement.Slot{slot("node-1", 0, 1, 2, 3)}}
+	if err := cl.Allocate("E", p); err != nil {
+		t.Fatal(err)
+	}
+	acc := newAccounts()
+	acc.tenant("A", 0, 100, 1)
+	acc.tenant("B", 100, 100, 1)
+	acc.job("N", 0)
+	acc.job("E", 1)
+	acc.job("M", 0.5)
+	in := Input{Accounts: acc, Lease: lease, Placer: cl, Candidates: []Candidate{
+		{Job: "E", Tenant: "B", Demand: 4, Running: true, Placement: p, Leases: 3},
+		{Job: "N", Tenant: "A", Demand: 8},
+		{Job: "M", Tenant: "A", Demand: 2},
+	}}
+	// A's N needs all 8 GPUs and preempts E; then no GPU is left, so M and
+	// E (not tried again) wait.
+	res, err := Round(in, Options{NoBackfill: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyCluster(t, cl)
+	if len(res.Grants) != 1 || res.Grants[0].Job != "N" || !slices.Equal(res.Grants[0].Preempts, []ledger.JobID{"E"}) {
+		t.Fatalf("grants %+v", res.Grants)
+	}
+	if len(res.Released) != 1 || res.Released[0].Job != "E" || res.Released[0].By != "N" || res.Released[0].Reason.Code != Preempted {
+		t.Fatalf("released %+v", res.Released)
+	}
+	if why, _ := res.Why("E"); why.Code != Preempted || why.By != "N" {
+		t.Errorf("E waits because %v", why)
+	}
+	if why, _ := res.Why("M"); why.Code != ClusterFull || why.String() != "cluster full: no free GPU left" {
+		t.Errorf("M waits because %v", why)
+	}
+	if _, held := cl.Allocation("E"); held {
+		t.Error("E still holds GPUs")
+	}
+}
+
+func TestOutOfPlayWithoutBackfill(t *testing.T) {
+	cl := cluster(t, 1, 8)
+	acc := newAccounts()
+	acc.tenant("A", 0, 100, 1)
+	acc.job("big", 0)
+	acc.job("small", 0.5)
+	in := Input{Accounts: acc, Lease: lease, Placer: cl, Candidates: []Candidate{
+		{Job: "big", Tenant: "A", Demand: 9},
+		{Job: "small", Tenant: "A", Demand: 1},
+	}}
+	res, err := Round(in, Options{NoBackfill: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	why, _ := res.Why("small")
+	if why.Code != OutOfPlay || why.By != "big" || why.Need != 9 || why.LargestFree != 8 {
+		t.Fatalf("small waits because %+v", why)
+	}
+	if got := why.String(); got != "tenant out of play: ranked below big, which does not fit: needs 9 GPUs, largest free block 8 (8 free in total)" {
+		t.Errorf("text %q", got)
+	}
+	// With backfill (the default), small runs.
+	cl2 := cluster(t, 1, 8)
+	in.Placer = cl2
+	res, err = Round(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Grants) != 1 || res.Grants[0].Job != "small" || res.Grants[0].Stage != Backfill {
+		t.Fatalf("grants %+v", res.Grants)
+	}
+}
+
+func TestAdvanceFairShare(t *testing.T) {
+	cl, in := workedExample(t)
+	_ = cl
+	res, err := Round(in, Options{AdvanceFairShare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fair shares advance by 8 × 900 = 7,200 for both tenants: A starts at
+	// 54,000 / 79,200, then 61,200 / 79,200 and 64,800 / 79,200.
+	a := res.Tenants[0]
+	if a.Start.FairShare != 79200 || !near(a.Start.Rho, 54000.0/79200) || !near(a.End.Rho, 64800.0/79200) {
+		t.Fatalf("A = %+v", a)
+	}
+	in.Accounts = plainAccounts{in.Accounts.(*accounts)}
+	if _, err := Round(in, Options{AdvanceFairShare: true}); !errors.Is(err, ErrNoFairRate) {
+		t.Fatalf("without a fair rate: %v", err)
+	}
+}
+
+func TestRejectedInputLeavesPlacerUnchanged(t *testing.T) {
+	held := placement.Placement{Slots: []placement.Slot{slot("node-1", 0, 1)}}
+	tests := map[string]struct {
+		mutate func(in *Input)
+		want   error
+	}{
+		"nil accounts":                   {func(in *Input) { in.Accounts = nil }, ErrInvalidInput},
+		"nil placer":                     {func(in *Input) { in.Placer = nil }, ErrInvalidInput},
+		"zero lease":                     {func(in *Input) { in.Lease = 0 }, ErrInvalidInput},
+		"zero demand":                    {func(in *Input) { in.Candidates[2].Demand = 0 }, ErrInvalidCandidate},
+		"empty job id":                   {func(in *Input) { in.Candidates[2].Job = "" }, ErrInvalidCandidate},
+		"empty tenant":                   {func(in *Input) { in.Candidates[2].Tenant = "" }, ErrInvalidCandidate},
+		"duplicate job":                  {func(in *Input) { in.Candidates[2].Job = "A1" }, ErrDuplicateJob},
+		"unknown tenant":                 {func(in *Input) { in.Candidates[2].Tenant = "Z" }, ErrUnknownTenant},
+		"unknown job":                    {func(in *Input) { in.Candidates[2].Job = "Q" }, ErrUnknownJob},
+		"running without its GPUs":       {func(in *Input) { in.Candidates[0].Running = true }, ErrInvalidCandidate},
+		"running elsewhere than claimed": {func(in *Input) { in.Candidates[3].Placement.Slots[0].GPUs = []int{2, 3} }, ErrInvalidCandidate},
+		"pending but holding GPUs":       {func(in *Input) { in.Candidates[3].Running = false }, ErrInvalidCandidate},
+		"running not held by placer": {func(in *Input) {
+			in.Candidates[2].Running = true
+			in.Candidates[2].Demand = 2
+			in.Candidates[2].Placement = placement.Placement{Slots: []placement.Slot{slot("node-2", 0, 1)}}
+		}, ErrInvalidCandidate},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cl, in := workedExample(t)
+			in.Accounts.(*accounts).job("R", 1)
+			if err := cl.Allocate("R", held); err != nil {
+				t.Fatal(err)
+			}
+			in.Candidates = append(in.Candidates, Candidate{Job: "R", Tenant: "B", Demand: 2, Running: true, Placement: placement.Placement{Slots: []placement.Slot{slot("node-1", 0, 1)}}})
+			tc.mutate(&in)
+			_, err := Round(in, Options{})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			var e *Error
+			if tc.want != ErrInvalidInput && (!errors.As(err, &e) || e.Index < 0) {
+				t.Fatalf("err %v does not name the candidate", err)
+			}
+			if p, ok := cl.Allocation("R"); !ok || !samePlacement(p, held) || cl.Free() != 14 {
+				t.Fatal("placer changed by a rejected round")
+			}
+		})
+	}
+}
+
+// failingPlacer fails Allocate after n successful calls.
+type failingPlacer struct {
+	*placement.Cluster
+	n int
+}
+
+func (f *failingPlacer) Allocate(id string, p placement.Placement) error {
+	if f.n == 0 {
+		return errors.New("disk on fire")
+	}
+	f.n--
+	return f.Cluster.Allocate(id, p)
+}
+
+func TestPlacerFailureIsUndone(t *testing.T) {
+	cl := cluster(t, 4, 8)
+	acc := newAccounts()
+	acc.tenant("A", 0, 100, 1)
+	var cands []Candidate
+	for _, j := range []ledger.JobID{"j1", "j2", "j3"} {
+		acc.job(j, 0)
+		cands = append(cands, Candidate{Job: j, Tenant: "A", Demand: 4})
+	}
+	fp := &failingPlacer{Cluster: cl, n: 2}
+	_, err := Round(Input{Accounts: acc, Lease: lease, Placer: fp, Candidates: cands}, Options{})
+	if !errors.Is(err, ErrPlacer) {
+		t.Fatalf("err = %v", err)
+	}
+	if cl.Free() != 32 {
+		t.Fatalf("free = %d after a failed round, want 32", cl.Free())
+	}
+	verifyCluster(t, cl)
+}
+
+func TestHooks(t *testing.T) {
+	cl, in := workedExample(t)
+	// Tenant order by descending id serves B first; B1 takes node-1.
+	res, err := Round(in, Options{TenantOrder: func(a, b *TenantState) int { return -cmpStr(string(a.ID), string(b.ID)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Grants[0].Job != "B1" {
+		t.Fatalf("first grant %v", res.Grants[0].Job)
+	}
+	_ = cl
+	// A reward preferring small jobs picks A2 first.
+	_, in = workedExample(t)
+	res, err = Round(in, Options{Reward: func(c *Candidate, _ ledger.Account) Score { return ScoreOf(-float64(c.Demand)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Grants[0].Job != "A2" {
+		t.Fatalf("first grant %v", res.Grants[0].Job)
+	}
+	// A tie-break that says "equal" for everything still orders by id.
+	_, in = workedExample(t)
+	in.Accounts.(*accounts).job("A2", 0.5)
+	res, err = Round(in, Options{TieBreak: func(a, b *Candidate) int { return 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Grants[0].Job != "A1" {
+		t.Fatalf("first grant %v", res.Grants[0].Job)
+	}
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func TestRewards(t *testing.T) {
+	inf := ledger.Rho(math.Inf(1))
+	tests := map[string]struct {
+		reward Reward
+		c      Candidate
+		rho    ledger.Rho
+		want   Score
+	}{
+		"−ρ_job":                           {NegJobRho, Candidate{}, 0.5, ScoreOf(-0.5)},
+		"−ρ_job of +Inf is −Inf":           {NegJobRho, Candidate{}, inf, ScoreOf(math.Inf(-1))},
+		"new job first ranks a fresh job":  {NewJobFirst, Candidate{}, 1, ScoreOf(1, -1)},
+		"new job first: a suspended job":   {NewJobFirst, Candidate{Leases: 2}, 0.2, ScoreOf(0, -0.2)},
+		"new job first: a running job":     {NewJobFirst, Candidate{Running: true}, 0.2, ScoreOf(0, -0.2)},
+		"urgent":                           {UrgentFirst, Candidate{Urgent: true}, 0, ScoreOf(1)},
+		"not urgent":                       {UrgentFirst, Candidate{}, 0, ScoreOf(0)},
+		"long-job credit counts leases":    {LongJobCredit(0.1, 5), Candidate{Leases: 3}, 0, ScoreOf(0.30000000000000004)},
+		"long-job credit is capped":        {LongJobCredit(0.1, 5), Candidate{Leases: 30}, 0, ScoreOf(0.5)},
+		"weighted sum":                     {WeightedSum(Term{1, NegJobRho}, Term{0.5, LongJobCredit(1, 4)}), Candidate{Leases: 2}, 0.25, ScoreOf(0.75)},
+		"lexicographic concatenates":       {Lexicographic(UrgentFirst, NewJobFirst), Candidate{Urgent: true}, 0.5, ScoreOf(1, 1, -0.5)},
+		"lexicographic equals NewJobFirst": {Lexicographic(NeverRan, NegJobRho), Candidate{Leases: 1}, 0.5, ScoreOf(0, -0.5)},
+		"lexicographic truncates":          {Lexicographic(UrgentFirst, UrgentFirst, UrgentFirst, NewJobFirst), Candidate{}, 0.5, ScoreOf(0, 0, 0, 1)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := tc.reward(&tc.c, ledger.Account{Rho: tc.rho})
+			if got.Compare(tc.want) != 0 || got.Len() != tc.want.Len() {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestScoreCompare(t *testing.T) {
+	tests := map[string]struct {
+		a, b Score
+		want int
+	}{
+		"higher first component wins":  {ScoreOf(1, -5), ScoreOf(0, 5), 1},
+		"second component breaks ties": {ScoreOf(1, -0.5), ScoreOf(1, -0.2), -1},
+		"missing components are zero":  {ScoreOf(1), ScoreOf(1, 0), 0},
+		"−Inf is below every number":   {ScoreOf(math.Inf(-1)), ScoreOf(-1e308), -1},
+		"NaN is below −Inf":            {ScoreOf(math.NaN()), ScoreOf(math.Inf(-1)), -1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.a.Compare(tc.b); got != tc.want {
+				t.Fatalf("Compare = %d, want %d", got, tc.want)
+			}
+			if got := tc.b.Compare(tc.a); got != -tc.want {
+				t.Fatalf("reverse Compare = %d, want %d", got, -tc.want)
+			}
+		})
+	}
+	if s := ScoreOf(1, -0.5).String(); s != "[1 -0.5]" {
+		t.Errorf("String %q", s)
+	}
+	if s := ScoreOf(-0.5).String(); s != "-0.5" {
+		t.Errorf("String %q", s)
+	}
+	if s := ScoreOf(1, 2, 3, 4, 5); s.Len() != MaxScoreLen || s.At(4) != 0 || s.At(3) != 4 {
+		t.Errorf("ScoreOf truncation %v", s)
+	}
+}
+
+func TestEmptyRound(t *testing.T) {
+	cl := cluster(t, 1, 8)
+	res, err := Round(Input{Accounts: newAccounts(), Lease: lease, Placer: cl}, Options{})
+	if err != nil || len(res.Grants)+len(res.Waiting)+len(res.Released)+len(res.Tenants) != 0 {
+		t.Fatalf("empty round: %+v, %v", res, err)
+	}
+}

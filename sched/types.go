@@ -1,0 +1,329 @@
+package sched
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
+)
+
+// Accounts is the accounting a round reads: the tenant and job accounts over
+// the history so far. [ledger.View] satisfies it; another accounting can plug
+// in by implementing these two lookups. A lookup that reports false for a
+// tenant or job of a candidate makes [Round] fail with [ErrUnknownTenant] or
+// [ErrUnknownJob].
+type Accounts interface {
+	TenantAccount(ledger.TenantID) (ledger.Account, bool)
+	JobAccount(ledger.JobID) (ledger.Account, bool)
+}
+
+// FairRater is the optional face of [Accounts] that reports a tenant's
+// current fair-share rate FairShare_j(t) in GPUs (GPU·seconds per second).
+// [ledger.View] implements it. [Options.AdvanceFairShare] requires it.
+type FairRater interface {
+	TenantFairRate(ledger.TenantID) (float64, bool)
+}
+
+// Candidate is a job that may receive a lease in this round: a pending job,
+// or a running job whose lease ends now.
+type Candidate struct {
+	Job    ledger.JobID
+	Tenant ledger.TenantID
+	// Demand is the gang size: the job gets exactly Demand GPUs or nothing.
+	Demand ledger.GPUs
+	// Submit is the submission time; the default [TieBreak] prefers earlier.
+	Submit time.Time
+	// Running marks a job whose lease ends now. It holds Placement in the
+	// round's Placer under the allocation id string(Job); if it is selected
+	// again it is renewed in place, on exactly these GPUs.
+	Running   bool
+	Placement placement.Placement
+	// Leases counts the leases the job has held so far, including the one
+	// ending now for a running job; 0 means it has never run. Used by
+	// [NewJobFirst], [NeverRan] and [LongJobCredit].
+	Leases int
+	// Urgent is a user's urgency flag, used by [UrgentFirst].
+	Urgent bool
+}
+
+// Input is everything one round decides over.
+type Input struct {
+	// Accounts gives every candidate's tenant and job account.
+	Accounts Accounts
+	// Candidates are the pending jobs and the running jobs whose lease ends
+	// now. Their order does not influence the decisions.
+	Candidates []Candidate
+	// Lease is the lease length; every grant is pre-credited for a full lease.
+	Lease time.Duration
+	// Placer is the cluster state and the round's working state. On entry it
+	// holds every running job (expiring or not) under its allocation id
+	// string(JobID). On success it holds the renewed and newly granted jobs,
+	// and every expiring job that was not renewed has been released from it.
+	// Pass a clone for a dry run.
+	Placer placement.Placer
+}
+
+// TenantState is a tenant as Phase 1 sees it while a round runs.
+type TenantState struct {
+	ID ledger.TenantID
+	// Start is the account read at the beginning of the round (with the fair
+	// share advanced by one lease when [Options.AdvanceFairShare] is set).
+	Start ledger.Account
+	// Account is Start plus this round's pre-credits: Alloc grows by
+	// demand × lease for every grant, and Rho is recomputed with
+	// [ledger.Ratio]. Before the first grant, Account.Rho is Start.Rho.
+	Account ledger.Account
+	// Grants and GPUs count this round's grants (renewals included).
+	Grants int
+	GPUs   ledger.GPUs
+}
+
+// TenantOrder is the Phase 1 hook: it orders tenants, the first being served
+// first. It must be a strict weak order; a round breaks its remaining ties by
+// tenant id, so the order is always total.
+type TenantOrder func(a, b *TenantState) int
+
+// ByRho is the default [TenantOrder]: lowest pre-credited ρ_tenant first
+// (+Inf last), then lower tenant id.
+func ByRho(a, b *TenantState) int {
+	return cmp.Or(a.Account.Rho.Compare(b.Account.Rho), cmp.Compare(a.ID, b.ID))
+}
+
+// TieBreak orders candidates of equal reward inside a tenant, the first going
+// first. A round breaks its remaining ties by job id.
+type TieBreak func(a, b *Candidate) int
+
+// BySubmit is the default [TieBreak]: earlier submission first, then lower
+// job id.
+func BySubmit(a, b *Candidate) int {
+	return cmp.Or(a.Submit.Compare(b.Submit), cmp.Compare(a.Job, b.Job))
+}
+
+// Options are a round's policy choices. The zero value is the paper's
+// algorithm with strict work conservation.
+type Options struct {
+	// TenantOrder is the Phase 1 order; nil means [ByRho].
+	TenantOrder TenantOrder
+	// Reward is the Phase 2 reward; nil means [NegJobRho].
+	Reward Reward
+	// TieBreak orders equal rewards; nil means [BySubmit].
+	TieBreak TieBreak
+	// AdvanceFairShare projects every tenant's fair share one lease ahead
+	// before the round starts: FairShare += rate × lease, with the rate from
+	// [FairRater] (Accounts must implement it). Grants then pre-credit Alloc
+	// for the same lease, so ρ compares where each tenant would stand at the
+	// lease end. The denominator is advanced once per tenant, for all tenants
+	// alike, never per grant (that would favour the tenants just served).
+	// The default (false) follows the paper's worked example: the
+	// denominator stays at its value at the start of the round.
+	AdvanceFairShare bool
+	// NoBackfill runs exactly the paper's loop: when every tenant has left
+	// play, the round ends, even if a smaller job of a tenant that left play
+	// would still fit. By default a backfill stage follows: tenants are
+	// visited again in Phase 1 order and every remaining candidate is tried
+	// in Phase 2 order, a job that does not fit being skipped on its own, so
+	// that after the round no waiting candidate fits (work conservation).
+	NoBackfill bool
+	// Trace, if set, is called once per decision, in order, for a
+	// step-by-step account of the round.
+	Trace func(Step)
+}
+
+// Stage says which loop of a round made a decision.
+type Stage uint8
+
+const (
+	// Fair is the paper's two-phase loop: a tenant whose pick does not fit
+	// leaves play.
+	Fair Stage = iota + 1
+	// Backfill tries the remaining candidates of tenants that left play, in
+	// the same orders, skipping jobs that do not fit one by one.
+	Backfill
+)
+
+func (s Stage) String() string {
+	switch s {
+	case Fair:
+		return "fair"
+	case Backfill:
+		return "backfill"
+	}
+	return fmt.Sprintf("Stage(%d)", uint8(s))
+}
+
+// GrantKind says whether a grant keeps a running job in place.
+type GrantKind uint8
+
+const (
+	// New is a lease for a job that is not running: it was placed this round.
+	New GrantKind = iota + 1
+	// Renewed is a running job selected again: it keeps exactly its GPUs.
+	Renewed
+)
+
+func (k GrantKind) String() string {
+	switch k {
+	case New:
+		return "new"
+	case Renewed:
+		return "renewed"
+	}
+	return fmt.Sprintf("GrantKind(%d)", uint8(k))
+}
+
+// Grant is a lease given in this round.
+type Grant struct {
+	Job       ledger.JobID
+	Tenant    ledger.TenantID
+	Demand    ledger.GPUs
+	Kind      GrantKind
+	Placement placement.Placement
+	Stage     Stage
+	Reward    Score
+	// TenantRhoBefore and TenantRhoAfter are the tenant's pre-credited ρ just
+	// before and just after this grant.
+	TenantRhoBefore, TenantRhoAfter ledger.Rho
+	// Preempts lists, by job id, the expiring running jobs whose GPUs this
+	// grant uses. They are released (not renewed); a coordinator must finish
+	// releasing them before it starts this job.
+	Preempts []ledger.JobID
+}
+
+// Wait is a candidate that received nothing this round, with the reason.
+type Wait struct {
+	Job     ledger.JobID
+	Tenant  ledger.TenantID
+	Demand  ledger.GPUs
+	Running bool
+	// PreemptedBy is set for an expiring job whose GPUs went to that job; it
+	// was then tried again as a new placement unless Reason says otherwise.
+	PreemptedBy ledger.JobID
+	Reason      Reason
+}
+
+// Release is an expiring running job that was not renewed. Its GPUs have been
+// released from the Placer; the job must be checkpointed and suspended. A job
+// preempted by a new grant may itself have been granted new GPUs later in the
+// round (it is then also in Grants, as [New]: checkpoint, release, restore
+// there).
+type Release struct {
+	Job       ledger.JobID
+	Tenant    ledger.TenantID
+	Placement placement.Placement
+	// By is the job granted onto its GPUs, or "" if it was released at the
+	// end of the round without anyone taking its GPUs (see Reason).
+	By     ledger.JobID
+	Reason Reason
+}
+
+// TenantResult is a tenant's outcome in a round.
+type TenantResult struct {
+	ID ledger.TenantID
+	// Start and End are the accounts before the first and after the last
+	// pre-credit of the round.
+	Start, End ledger.Account
+	Grants     int
+	GPUs       ledger.GPUs
+	// OutOfPlay reports that the tenant left the fair stage because its pick
+	// Blocked did not fit; Reason says why.
+	OutOfPlay bool
+	Blocked   ledger.JobID
+	Reason    Reason
+}
+
+// Result is the outcome of a round.
+type Result struct {
+	// Grants in the order they were made.
+	Grants []Grant
+	// Waiting holds every candidate that received nothing, in input order.
+	Waiting []Wait
+	// Released holds the expiring running jobs that were not renewed in
+	// place, in input order.
+	Released []Release
+	// Tenants holds every tenant that had a candidate, in the order in which
+	// it first appears among the candidates.
+	Tenants []TenantResult
+}
+
+// Why returns the reason job waits, or false if it was granted or is not a
+// candidate. It scans Waiting: O(len(Waiting)).
+func (r *Result) Why(job ledger.JobID) (Reason, bool) {
+	for i := range r.Waiting {
+		if r.Waiting[i].Job == job {
+			return r.Waiting[i].Reason, true
+		}
+	}
+	return Reason{}, false
+}
+
+// Step is one decision of a round, reported to [Options.Trace].
+type Step struct {
+	N      int // 1-based decision number
+	Stage  Stage
+	Tenant TenantState // the tenant as Phase 1 saw it when it was picked
+	Job    Candidate   // the candidate Phase 2 picked
+	Reward Score
+	// Granted reports a grant; Grant is then filled, otherwise Reason says
+	// why the pick did not fit.
+	Granted bool
+	Grant   Grant
+	Reason  Reason
+	// OutOfPlay reports that the tenant left play because of this pick.
+	OutOfPlay bool
+}
+
+// Errors returned by [Round], matched with errors.Is. The concrete error is an
+// [*Error] naming the candidate at fault.
+var (
+	ErrInvalidInput     = errors.New("sched: invalid input")
+	ErrInvalidCandidate = errors.New("sched: invalid candidate")
+	ErrDuplicateJob     = errors.New("sched: duplicate job")
+	ErrUnknownTenant    = errors.New("sched: unknown tenant")
+	ErrUnknownJob       = errors.New("sched: unknown job")
+	ErrNoFairRate       = errors.New("sched: accounts give no fair rate")
+	ErrPlacer           = errors.New("sched: placer failed")
+)
+
+// Error is the concrete error of a rejected round.
+type Error struct {
+	Index  int // candidate index, or -1
+	Job    ledger.JobID
+	Tenant ledger.TenantID
+	Msg    string
+	Err    error // the sentinel
+	Cause  error // an underlying error (from the Placer), or nil
+}
+
+func (e *Error) Error() string {
+	s := e.Err.Error()
+	if e.Index >= 0 {
+		s += fmt.Sprintf(": candidate %d", e.Index)
+	}
+	if e.Job != "" {
+		s += fmt.Sprintf(" (job %q", e.Job)
+		if e.Tenant != "" {
+			s += fmt.Sprintf(", tenant %q", e.Tenant)
+		}
+		s += ")"
+	} else if e.Tenant != "" {
+		s += fmt.Sprintf(" (tenant %q)", e.Tenant)
+	}
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
+
+// Unwrap returns the sentinel and the cause, for errors.Is and errors.As.
+func (e *Error) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
