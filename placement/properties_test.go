@@ -1,0 +1,407 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// genNodes draws a small cluster with mixed node sizes and an optional,
+// possibly uneven, two-level topology.
+func genNodes(t *rapid.T, maxNodes int) []Node {
+	n := rapid.IntRange(1, maxNodes).Draw(t, "nodes")
+	out := make([]Node, n)
+	for i := range out {
+		out[i] = genNode(t, fmt.Sprintf("n%d", i))
+	}
+	return out
+}
+
+func genNode(t *rapid.T, id string) Node {
+	nd := Node{ID: id, GPUs: rapid.SampledFrom([]int{1, 2, 3, 4, 6, 8, 8, 8, 16}).Draw(t, id+" GPUs")}
+	depth := rapid.IntRange(0, 2).Draw(t, id+" depth")
+	for l := range depth {
+		nd.Topology = append(nd.Topology, fmt.Sprintf("%c%d", "rs"[l], rapid.IntRange(0, 1).Draw(t, id+" label")))
+	}
+	return nd
+}
+
+// view is what the brute-force oracle knows about a node.
+type view struct {
+	id        string
+	gpus      int
+	free      int
+	draining  bool
+	topology  []string
+	freeGPUs  []int
+	domainKey func(l int) (string, bool)
+}
+
+func views(c *Cluster) []view {
+	var out []view
+	for n := range c.Nodes() {
+		v := view{id: n.ID, gpus: n.GPUs, free: n.Free, draining: n.Draining, topology: n.Topology}
+		for i := range n.GPUs {
+			if !slices.Contains(n.Held, i) {
+				v.freeGPUs = append(v.freeGPUs, i)
+			}
+		}
+		topo := n.Topology
+		v.domainKey = func(l int) (string, bool) {
+			if l >= len(topo) {
+				return "", false
+			}
+			return strings.Join(topo[:l+1], "/"), true
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// oracle computes, by brute force over every subset of nodes, the fewest
+// nodes a demand can use (0 if it cannot be placed under the policy), the
+// innermost topology level that can hold it on that many nodes (-1 for
+// none), and the best top-k sum of a domain at that level.
+func oracle(vs []view, demand int, spread bool) (k, level int) {
+	var cand []view
+	largestNode := 0
+	for _, v := range vs {
+		if !v.draining {
+			largestNode = max(largestNode, v.gpus)
+			if v.free > 0 {
+				cand = append(cand, v)
+			}
+		}
+	}
+	best := 0
+	for mask := 1; mask < 1<<len(cand); mask++ {
+		sum := 0
+		for i, v := range cand {
+			if mask&(1<<i) != 0 {
+				sum += v.free
+			}
+		}
+		if sum >= demand && (best == 0 || bits.OnesCount(uint(mask)) < best) {
+			best = bits.OnesCount(uint(mask))
+		}
+	}
+	if best > 1 && !spread && demand <= largestNode {
+		return 0, -1
+	}
+	if best <= 1 {
+		return best, -1
+	}
+	for l := 1; l >= 0; l-- {
+		for mask := 1; mask < 1<<len(cand); mask++ {
+			if bits.OnesCount(uint(mask)) != best {
+				continue
+			}
+			sum, dom, same := 0, "", true
+			for i, v := range cand {
+				if mask&(1<<i) == 0 {
+					continue
+				}
+				sum += v.free
+				d, ok := v.domainKey(l)
+				if !ok || (dom != "" && d != dom) {
+					same = false
+				}
+				dom = d
+			}
+			if same && sum >= demand {
+				return best, l
+			}
+		}
+	}
+	return best, -1
+}
+
+// checkPlacement verifies p against the rules, given the state before.
+func checkPlacement(t *rapid.T, vs []view, p Placement, demand int, spread bool) {
+	byID := map[string]view{}
+	for _, v := range vs {
+		byID[v.id] = v
+	}
+	if p.GPUs() != demand {
+		t.Fatalf("placement %v has %d GPUs, want %d", p, p.GPUs(), demand)
+	}
+	for i, s := range p.Slots {
+		if i > 0 && s.Node <= p.Slots[i-1].Node {
+			t.Fatalf("placement %v not ordered by node", p)
+		}
+		v, ok := byID[s.Node]
+		if !ok || v.draining {
+			t.Fatalf("placement %v on unknown or draining node %q", p, s.Node)
+		}
+		// The lowest free GPU indices of the node, ascending.
+		if len(s.GPUs) > len(v.freeGPUs) || !slices.Equal(s.GPUs, v.freeGPUs[:len(s.GPUs)]) {
+			t.Fatalf("placement %v on node %q uses %v, free %v", p, s.Node, s.GPUs, v.freeGPUs)
+		}
+	}
+	k, level := oracle(vs, demand, spread)
+	if p.Nodes() != k {
+		t.Fatalf("placement %v spans %d nodes, the optimum is %d", p, p.Nodes(), k)
+	}
+	if k == 1 {
+		// Best fit: no accepting node with fewer free GPUs (or as few and a
+		// lower id) holds the demand.
+		got := byID[p.Slots[0].Node]
+		for _, v := range vs {
+			if !v.draining && v.free >= demand && (v.free < got.free || (v.free == got.free && v.id < got.id)) {
+				t.Fatalf("placement %v on %q (free %d), but %q (free %d) fits better", p, got.id, got.free, v.id, v.free)
+			}
+		}
+		return
+	}
+	if level < 0 {
+		return
+	}
+	dom := ""
+	for _, s := range p.Slots {
+		d, ok := byID[s.Node].domainKey(level)
+		if !ok || (dom != "" && d != dom) {
+			t.Fatalf("placement %v leaves topology level %d, which can hold it", p, level)
+		}
+		dom = d
+	}
+}
+
+func TestPropertyPlacement(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		spread := rapid.Bool().Draw(t, "spread")
+		var opts []Option
+		if spread {
+			opts = append(opts, AllowSpread())
+		}
+		c, err := NewCluster(genNodes(t, 6), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := map[string]Placement{}
+		next := 0
+		check := func() {
+			if err := c.Check(); err != nil {
+				t.Fatal(err)
+			}
+			for n := range c.Nodes() {
+				if len(n.Held) > n.GPUs || n.Free != n.GPUs-len(n.Held) {
+					t.Fatalf("node %s: %d GPUs, held %v, free %d", n.ID, n.GPUs, n.Held, n.Free)
+				}
+			}
+		}
+		ids := func() []string {
+			var out []string
+			for id := range c.Allocations() {
+				out = append(out, id)
+			}
+			return out
+		}
+		nodeIDs := func() []string {
+			var out []string
+			for n := range c.Nodes() {
+				out = append(out, n.ID)
+			}
+			return out
+		}
+		t.Repeat(map[string]func(*rapid.T){
+			"place": func(t *rapid.T) {
+				demand := rapid.IntRange(1, 24).Draw(t, "demand")
+				vs := views(c)
+				before := dump(c)
+				p, err := c.Place(demand)
+				if fits := c.Fits(demand); fits != (err == nil) {
+					t.Fatalf("Fits(%d) = %t, Place error %v", demand, fits, err)
+				}
+				if dump(c) != before {
+					t.Fatal("Place or Fits changed the state")
+				}
+				if err != nil {
+					if !errors.Is(err, ErrNoFit) {
+						t.Fatalf("Place(%d): %v", demand, err)
+					}
+					if k, _ := oracle(vs, demand, spread); k != 0 {
+						t.Fatalf("Place(%d) fails, the oracle places it on %d nodes", demand, k)
+					}
+					return
+				}
+				checkPlacement(t, vs, p, demand, spread)
+				// Deterministic: again, and on a clone.
+				if q, _ := c.Place(demand); q.String() != p.String() {
+					t.Fatalf("Place(%d) = %v then %v", demand, p, q)
+				}
+				if q, _ := c.Clone().Place(demand); q.String() != p.String() {
+					t.Fatalf("Place(%d) = %v, on a clone %v", demand, p, q)
+				}
+				id := fmt.Sprintf("j%d", next)
+				next++
+				if err := c.Allocate(id, p); err != nil {
+					t.Fatalf("Allocate(%v): %v", p, err)
+				}
+				check()
+				if rapid.Bool().Draw(t, "release at once") {
+					got, err := c.Release(id)
+					if err != nil || got.String() != p.String() {
+						t.Fatalf("Release = %v, %v; want %v", got, err, p)
+					}
+					check()
+					if after := dump(c); after != before {
+						t.Fatalf("Release did not restore:\nbefore:\n%s\nafter:\n%s", before, after)
+					}
+					return
+				}
+				model[id] = p
+			},
+			"release": func(t *rapid.T) {
+				all := ids()
+				if len(all) == 0 {
+					t.Skip("nothing allocated")
+				}
+				id := rapid.SampledFrom(all).Draw(t, "id")
+				got, err := c.Release(id)
+				if err != nil || got.String() != model[id].String() {
+					t.Fatalf("Release(%s) = %v, %v; want %v", id, got, err, model[id])
+				}
+				delete(model, id)
+				check()
+				if _, err := c.Release(id); !errors.Is(err, ErrUnknownAllocation) {
+					t.Fatalf("double Release(%s) = %v", id, err)
+				}
+			},
+			"conflict": func(t *rapid.T) {
+				all := ids()
+				if len(all) == 0 {
+					t.Skip("nothing allocated")
+				}
+				p := model[rapid.SampledFrom(all).Draw(t, "victim")]
+				s := p.Slots[rapid.IntRange(0, len(p.Slots)-1).Draw(t, "slot")]
+				before := dump(c)
+				err := c.Allocate("intruder", Placement{Slots: []Slot{{Node: s.Node, GPUs: s.GPUs[:1]}}})
+				if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNodeDraining) {
+					t.Fatalf("Allocate over %v = %v", s, err)
+				}
+				if dump(c) != before {
+					t.Fatal("a rejected Allocate changed the state")
+				}
+			},
+			"drain": func(t *rapid.T) {
+				id := rapid.SampledFrom(nodeIDs()).Draw(t, "node")
+				if rapid.Bool().Draw(t, "undrain") {
+					_ = c.UndrainNode(id)
+				} else {
+					_ = c.DrainNode(id)
+				}
+				check()
+			},
+			"add node": func(t *rapid.T) {
+				if c.Len() >= 6 {
+					t.Skip("cluster is full")
+				}
+				nd := genNode(t, fmt.Sprintf("m%d", next))
+				next++
+				if err := c.AddNode(nd); err != nil {
+					t.Fatal(err)
+				}
+				check()
+			},
+			"remove node": func(t *rapid.T) {
+				all := nodeIDs()
+				if len(all) <= 1 {
+					t.Skip("last node")
+				}
+				id := rapid.SampledFrom(all).Draw(t, "node")
+				before := dump(c)
+				n, _ := c.Node(id)
+				err := c.RemoveNode(id)
+				if len(n.Held) > 0 {
+					if !errors.Is(err, ErrNodeBusy) || dump(c) != before {
+						t.Fatalf("RemoveNode(busy %s) = %v", id, err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				check()
+			},
+			"clone": func(t *rapid.T) {
+				before := dump(c)
+				c2 := c.Clone()
+				for i := range rapid.IntRange(0, 4).Draw(t, "clone steps") {
+					if d := rapid.IntRange(1, 12).Draw(t, "clone demand"); c2.Fits(d) {
+						p, _ := c2.Place(d)
+						if err := c2.Allocate(fmt.Sprintf("c%d", i), p); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for id := range c2.Allocations() {
+						if rapid.Bool().Draw(t, "clone release") {
+							_, _ = c2.Release(id)
+						}
+						break
+					}
+					if err := c2.Check(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if dump(c) != before {
+					t.Fatal("mutating a clone changed the original")
+				}
+				check()
+				cloneState := dump(c2)
+				if d := rapid.IntRange(1, 8).Draw(t, "demand after clone"); c.Fits(d) {
+					p, _ := c.Place(d)
+					id := fmt.Sprintf("j%d", next)
+					next++
+					if err := c.Allocate(id, p); err != nil {
+						t.Fatal(err)
+					}
+					model[id] = p
+				}
+				for id := range model {
+					_, _ = c.Release(id)
+					delete(model, id)
+					break
+				}
+				check()
+				if dump(c2) != cloneState {
+					t.Fatal("mutating the original changed a clone")
+				}
+				if err := c2.Check(); err != nil {
+					t.Fatal(err)
+				}
+			},
+			"": func(t *rapid.T) { check() },
+		})
+	})
+}
+
+// TestPropertyDeterministic replays one random history on two clusters
+// built the same way and requires identical decisions.
+func TestPropertyDeterministic(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nodes := genNodes(t, 8)
+		a, _ := NewCluster(nodes, AllowSpread())
+		b, _ := NewCluster(slices.Clone(nodes), AllowSpread())
+		demands := rapid.SliceOfN(rapid.IntRange(1, 20), 1, 30).Draw(t, "demands")
+		for i, d := range demands {
+			pa, ea := a.Place(d)
+			pb, eb := b.Place(d)
+			if pa.String() != pb.String() || (ea == nil) != (eb == nil) {
+				t.Fatalf("step %d: %v, %v versus %v, %v", i, pa, ea, pb, eb)
+			}
+			if ea == nil {
+				id := fmt.Sprint(i)
+				_ = a.Allocate(id, pa)
+				_ = b.Allocate(id, pb)
+			}
+		}
+		if dump(a) != dump(b) {
+			t.Fatal("states differ")
+		}
+	})
+}
