@@ -50,7 +50,7 @@ type world struct {
 	co  *Coordinator
 }
 
-func newWorld(t testing.TB, cfg Config, sc SimConfig, grace time.Duration) *world {
+func newWorld(t fataler, cfg Config, sc SimConfig, grace time.Duration) *world {
 	t.Helper()
 	tb := newTable(t, cfg)
 	sim, err := NewSim(sc)
@@ -61,13 +61,13 @@ func newWorld(t testing.TB, cfg Config, sc SimConfig, grace time.Duration) *worl
 	return &world{tb, sim, rec, co}
 }
 
-func (w *world) add(t testing.TB, at time.Time, id ledger.JobID, work time.Duration) {
+func (w *world) add(t fataler, at time.Time, id ledger.JobID, work time.Duration) {
 	t.Helper()
 	must(t, w.tb.Submit(at, id))
 	must(t, w.sim.Add(id, work))
 }
 
-func (w *world) sameProgress(t testing.TB, at time.Time, id ledger.JobID) {
+func (w *world) sameProgress(t fataler, at time.Time, id ledger.JobID) {
 	t.Helper()
 	p, _, _ := w.sim.Progress(id, at)
 	in, err := w.tb.InfoAt(at, id)

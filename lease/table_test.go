@@ -19,7 +19,7 @@ var (
 
 const testLease = 900 * time.Second
 
-func newTable(t testing.TB, cfg Config) *Table {
+func newTable(t fataler, cfg Config) *Table {
 	t.Helper()
 	if cfg.Lease == 0 {
 		cfg.Lease = testLease
@@ -31,14 +31,14 @@ func newTable(t testing.TB, cfg Config) *Table {
 	return tb
 }
 
-func must(t testing.TB, err error) {
+func must(t fataler, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-func check(t testing.TB, tb *Table) {
+func check(t fataler, tb *Table) {
 	t.Helper()
 	if err := tb.Check(); err != nil {
 		t.Fatal(err)
@@ -367,4 +367,11 @@ func TestStateText(t *testing.T) {
 	if err := s.UnmarshalText([]byte("sleeping")); !errors.Is(err, ErrInvalidValue) {
 		t.Fatal("unknown name decoded")
 	}
+}
+
+// fataler is what the test helpers need from *testing.T and *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 }
