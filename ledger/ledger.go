@@ -318,8 +318,11 @@ func (l *Ledger) advanceTo(t int64) {
 
 // forgotten reports whether a finished job lies wholly before retained
 // history: it is then unknown to queries and its id may be submitted again.
-func (l *Ledger) forgotten(j *job) bool {
-	return j.state == finished && j.finish < l.beginAt(l.now)
+func (l *Ledger) forgotten(j *job) bool { return l.forgottenAt(j, l.now) }
+
+// forgottenAt judges forgetting as seen at time t (an event's time).
+func (l *Ledger) forgottenAt(j *job, t int64) bool {
+	return j.state == finished && j.finish < l.beginAt(t)
 }
 
 // AddTenant registers a tenant with weight W_j > 0 at time at. Every quota
@@ -418,7 +421,7 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	if err != nil {
 		return err
 	}
-	if old := l.jobs[id]; old != nil && !l.forgotten(old) {
+	if old := l.jobs[id]; old != nil && !l.forgottenAt(old, t) {
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrDuplicateJob}
 	}
 	tn := l.tenantIx[tenantID]
@@ -455,7 +458,12 @@ func (l *Ledger) join(j *job, t int64, base float64) {
 	}
 	g.n++
 	j.grp = g
-	j.segs = append(j.segs, segment{from: t, g: g, w: j.weight, base: base, gFrom: g.s.at(t, l.lam)})
+	seg := segment{from: t, g: g, w: j.weight, base: base, gFrom: g.s.at(t, l.lam)}
+	if n := len(j.segs); n > 0 && j.segs[n-1].from == t {
+		j.segs[n-1] = seg // the previous weight held for no time at all
+		return
+	}
+	j.segs = append(j.segs, seg)
 }
 
 // leave takes an active job out of its group at time t; the group is dropped
@@ -482,7 +490,7 @@ func (l *Ledger) activeJob(op string, at time.Time, id JobID) (int64, *job, erro
 		return 0, nil, err
 	}
 	j := l.jobs[id]
-	if j == nil || l.forgotten(j) {
+	if j == nil || l.forgottenAt(j, t) {
 		return 0, nil, &Error{Op: op, Job: id, At: at, Err: ErrUnknownJob}
 	}
 	if j.state == finished {

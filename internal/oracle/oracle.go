@@ -1,0 +1,536 @@
+// Package oracle is a deliberately naive reference implementation of the
+// ledger's accounts, used only by tests. It stores the complete state after
+// every accepted event and recomputes every integral from scratch by summing
+// rate × duration over all recorded intervals, in exact rational arithmetic
+// (math/big.Rat). Nothing is incremental, nothing is shared between queries:
+// its only virtue is being obviously right.
+//
+// Under exponential decay the kernel e^(−λ(to−τ)) is not rational; the oracle
+// then integrates each interval in closed form in float64,
+// r·(e^(−λ(to−b)) − e^(−λ(to−a)))/λ, still summing over every interval.
+//
+// Times are int64 nanoseconds from the ledger's start; IDs are strings.
+package oracle
+
+import (
+	"math"
+	"math/big"
+	"slices"
+)
+
+// Kind names why an event was rejected; the values mirror the ledger's
+// sentinel errors.
+type Kind string
+
+const (
+	OK                Kind = ""
+	TimeBackwards     Kind = "time backwards"
+	UnknownTenant     Kind = "unknown tenant"
+	UnknownJob        Kind = "unknown job"
+	DuplicateTenant   Kind = "duplicate tenant"
+	DuplicateJob      Kind = "duplicate job"
+	InvalidTransition Kind = "invalid transition"
+	InvalidValue      Kind = "invalid value"
+	TenantBusy        Kind = "tenant busy"
+	OutOfHistory      Kind = "out of history"
+)
+
+type tenant struct {
+	weight     float64
+	registered bool
+}
+
+type job struct {
+	key     int // incarnation: a forgotten id submitted again is a new job
+	tenant  string
+	demand  int
+	weight  float64
+	active  bool
+	running bool
+	finish  int64
+}
+
+type state struct {
+	at       int64
+	capacity int
+	tenants  map[string]tenant
+	jobs     map[int]job // by incarnation key
+}
+
+func (s state) clone(at int64) state {
+	c := state{at: at, capacity: s.capacity, tenants: make(map[string]tenant, len(s.tenants)), jobs: make(map[int]job, len(s.jobs))}
+	for k, v := range s.tenants {
+		c.tenants[k] = v
+	}
+	for k, v := range s.jobs {
+		c.jobs[k] = v
+	}
+	return c
+}
+
+// Oracle is the reference ledger.
+type Oracle struct {
+	quotaShare bool    // Eq. 16 instead of Eq. 8
+	window     int64   // trailing window in ns, 0 if none
+	lambda     float64 // decay per second, 0 if none
+	now, base  int64
+	log        []state        // state in force from log[k].at until log[k+1].at
+	ids        map[string]int // job id → current incarnation
+	nextKey    int
+}
+
+// New returns an oracle. window > 0 selects a trailing window (ns), halfLife
+// > 0 exponential decay (ns); both 0 is unbounded history.
+func New(quotaShare bool, capacity int, window, halfLife int64) *Oracle {
+	o := &Oracle{quotaShare: quotaShare, window: window, ids: map[string]int{}}
+	if halfLife > 0 {
+		o.lambda = math.Ln2 / (float64(halfLife) / 1e9)
+	}
+	o.log = []state{{capacity: capacity, tenants: map[string]tenant{}, jobs: map[int]job{}}}
+	return o
+}
+
+func (o *Oracle) cur() state { return o.log[len(o.log)-1] }
+
+// Begin is the start of retained history.
+func (o *Oracle) Begin() int64 {
+	return o.beginAt(o.now)
+}
+
+// Now is the time of the last accepted event.
+func (o *Oracle) Now() int64 { return o.now }
+
+// beginAt is the start of retained history as seen at time t.
+func (o *Oracle) beginAt(t int64) int64 {
+	if o.window > 0 && t-o.window > o.base {
+		return t - o.window
+	}
+	return o.base
+}
+
+// job returns the current incarnation of id as seen at time t, if known and
+// not forgotten (finished before the start of history).
+func (o *Oracle) job(id string, t int64) (int, job, bool) {
+	k, ok := o.ids[id]
+	if !ok {
+		return 0, job{}, false
+	}
+	j := o.cur().jobs[k]
+	if !j.active && j.finish < o.beginAt(t) {
+		return 0, job{}, false
+	}
+	return k, j, true
+}
+
+// commit records state s from time at.
+func (o *Oracle) commit(at int64, s state) {
+	o.now = at
+	s.at = at
+	o.log = append(o.log, s)
+}
+
+func validWeight(w float64) bool { return w > 0 && !math.IsInf(w, 1) }
+
+// AddTenant mirrors the ledger's AddTenant.
+func (o *Oracle) AddTenant(at int64, id string, w float64) Kind {
+	if at < o.now {
+		return TimeBackwards
+	}
+	if !validWeight(w) {
+		return InvalidValue
+	}
+	if t, ok := o.cur().tenants[id]; ok && t.registered {
+		return DuplicateTenant
+	}
+	s := o.cur().clone(at)
+	s.tenants[id] = tenant{weight: w, registered: true}
+	o.commit(at, s)
+	return OK
+}
+
+// SetTenantWeight mirrors the ledger's SetTenantWeight.
+func (o *Oracle) SetTenantWeight(at int64, id string, w float64) Kind {
+	if at < o.now {
+		return TimeBackwards
+	}
+	if t, ok := o.cur().tenants[id]; !ok || !t.registered {
+		return UnknownTenant
+	}
+	if !validWeight(w) {
+		return InvalidValue
+	}
+	s := o.cur().clone(at)
+	s.tenants[id] = tenant{weight: w, registered: true}
+	o.commit(at, s)
+	return OK
+}
+
+// RemoveTenant mirrors the ledger's RemoveTenant.
+func (o *Oracle) RemoveTenant(at int64, id string) Kind {
+	if at < o.now {
+		return TimeBackwards
+	}
+	if t, ok := o.cur().tenants[id]; !ok || !t.registered {
+		return UnknownTenant
+	}
+	for _, j := range o.cur().jobs {
+		if j.tenant == id && j.active {
+			return TenantBusy
+		}
+	}
+	s := o.cur().clone(at)
+	t := s.tenants[id]
+	t.registered = false
+	s.tenants[id] = t
+	o.commit(at, s)
+	return OK
+}
+
+// SetCapacity mirrors the ledger's SetCapacity.
+func (o *Oracle) SetCapacity(at int64, m int) Kind {
+	if at < o.now {
+		return TimeBackwards
+	}
+	if m < 0 {
+		return InvalidValue
+	}
+	s := o.cur().clone(at)
+	s.capacity = m
+	o.commit(at, s)
+	return OK
+}
+
+// Submit mirrors the ledger's Submit.
+func (o *Oracle) Submit(at int64, id, tenantID string, demand int, w float64) Kind {
+	if at < o.now {
+		return TimeBackwards
+	}
+	if _, _, ok := o.job(id, at); ok {
+		return DuplicateJob
+	}
+	if t, ok := o.cur().tenants[tenantID]; !ok || !t.registered {
+		return UnknownTenant
+	}
+	if demand <= 0 || !validWeight(w) {
+		return InvalidValue
+	}
+	s := o.cur().clone(at)
+	o.nextKey++
+	o.ids[id] = o.nextKey
+	s.jobs[o.nextKey] = job{key: o.nextKey, tenant: tenantID, demand: demand, weight: w, active: true}
+	o.commit(at, s)
+	return OK
+}
+
+func (o *Oracle) activeJob(at int64, id string) (int, job, Kind) {
+	if at < o.now {
+		return 0, job{}, TimeBackwards
+	}
+	k, j, ok := o.job(id, at)
+	if !ok {
+		return 0, job{}, UnknownJob
+	}
+	if !j.active {
+		return 0, job{}, InvalidTransition
+	}
+	return k, j, OK
+}
+
+// SetJobWeight mirrors the ledger's SetJobWeight.
+func (o *Oracle) SetJobWeight(at int64, id string, w float64) Kind {
+	k, j, kind := o.activeJob(at, id)
+	if kind != OK {
+		return kind
+	}
+	if !validWeight(w) {
+		return InvalidValue
+	}
+	s := o.cur().clone(at)
+	j.weight = w
+	s.jobs[k] = j
+	o.commit(at, s)
+	return OK
+}
+
+// Start mirrors the ledger's Start.
+func (o *Oracle) Start(at int64, id string) Kind {
+	k, j, kind := o.activeJob(at, id)
+	if kind != OK {
+		return kind
+	}
+	if j.running {
+		return InvalidTransition
+	}
+	s := o.cur().clone(at)
+	j.running = true
+	s.jobs[k] = j
+	o.commit(at, s)
+	return OK
+}
+
+// Stop mirrors the ledger's Stop.
+func (o *Oracle) Stop(at int64, id string) Kind {
+	k, j, kind := o.activeJob(at, id)
+	if kind != OK {
+		return kind
+	}
+	if !j.running {
+		return InvalidTransition
+	}
+	s := o.cur().clone(at)
+	j.running = false
+	s.jobs[k] = j
+	o.commit(at, s)
+	return OK
+}
+
+// Finish mirrors the ledger's Finish; validState says whether the final
+// state is one of the three valid ones.
+func (o *Oracle) Finish(at int64, id string, validState bool) Kind {
+	k, j, kind := o.activeJob(at, id)
+	if kind != OK {
+		return kind
+	}
+	if !validState {
+		return InvalidValue
+	}
+	s := o.cur().clone(at)
+	j.running, j.active, j.finish = false, false, at
+	s.jobs[k] = j
+	o.commit(at, s)
+	return OK
+}
+
+// Advance mirrors the ledger's Advance.
+func (o *Oracle) Advance(at int64) Kind {
+	if at < o.now {
+		return TimeBackwards
+	}
+	o.now = at
+	return OK
+}
+
+// Reset mirrors the ledger's Reset.
+func (o *Oracle) Reset(at int64) Kind {
+	if at < o.now {
+		return TimeBackwards
+	}
+	o.now, o.base = at, at
+	return OK
+}
+
+// rates of state s, exact.
+type rates struct {
+	tenantAlloc, tenantFair map[string]*big.Rat
+	jobAlloc, jobFair       map[int]*big.Rat
+	capacity, alloc, idle   *big.Rat
+}
+
+func rat(f float64) *big.Rat { return new(big.Rat).SetFloat64(f) }
+func ratInt(n int) *big.Rat  { return new(big.Rat).SetInt64(int64(n)) }
+func minRat(a, b *big.Rat) *big.Rat {
+	if a.Cmp(b) <= 0 {
+		return new(big.Rat).Set(a)
+	}
+	return new(big.Rat).Set(b)
+}
+
+func (o *Oracle) ratesOf(s state) rates {
+	r := rates{tenantAlloc: map[string]*big.Rat{}, tenantFair: map[string]*big.Rat{}, jobAlloc: map[int]*big.Rat{}, jobFair: map[int]*big.Rat{}}
+	sumW := new(big.Rat)
+	for _, t := range s.tenants {
+		if t.registered {
+			sumW.Add(sumW, rat(t.weight))
+		}
+	}
+	m := ratInt(s.capacity)
+	running := 0
+	for id, t := range s.tenants {
+		quota := new(big.Rat)
+		if t.registered && sumW.Sign() > 0 {
+			quota.Mul(m, rat(t.weight))
+			quota.Quo(quota, sumW)
+		}
+		demand, alloc, activeW := 0, 0, new(big.Rat)
+		for _, j := range s.jobs {
+			if j.tenant != id || !j.active {
+				continue
+			}
+			demand += j.demand
+			activeW.Add(activeW, rat(j.weight))
+			if j.running {
+				alloc += j.demand
+			}
+		}
+		fair := quota
+		if !o.quotaShare {
+			fair = minRat(ratInt(demand), quota)
+		}
+		r.tenantFair[id] = fair
+		r.tenantAlloc[id] = ratInt(alloc)
+		running += alloc
+		for k, j := range s.jobs {
+			if j.tenant != id {
+				continue
+			}
+			r.jobAlloc[k], r.jobFair[k] = new(big.Rat), new(big.Rat)
+			if !j.active {
+				continue
+			}
+			if j.running {
+				r.jobAlloc[k] = ratInt(j.demand)
+			}
+			share := new(big.Rat).Mul(fair, rat(j.weight))
+			share.Quo(share, activeW)
+			r.jobFair[k] = minRat(ratInt(j.demand), share)
+		}
+	}
+	r.capacity, r.alloc = m, ratInt(running)
+	idle := new(big.Rat).Sub(m, r.alloc)
+	if idle.Sign() < 0 {
+		idle.SetInt64(0)
+	}
+	r.idle = idle
+	return r
+}
+
+// integrate sums rate(state) over every recorded interval overlapping
+// [from, to), the last state extending to infinity. Under decay each
+// interval is weighted by e^(−λ(to−τ)).
+func (o *Oracle) integrate(from, to int64, rate func(state, rates) *big.Rat) float64 {
+	exact := new(big.Rat)
+	approx := 0.0
+	for k, s := range o.log {
+		a := s.at
+		b := int64(math.MaxInt64)
+		if k+1 < len(o.log) {
+			b = o.log[k+1].at
+		}
+		a, b = max(a, from), min(b, to)
+		if a >= b {
+			continue
+		}
+		r := rate(s, o.ratesOf(s))
+		if r == nil || r.Sign() == 0 {
+			continue
+		}
+		if o.lambda == 0 {
+			d := new(big.Rat).SetFrac64(b-a, 1e9)
+			exact.Add(exact, d.Mul(d, r))
+			continue
+		}
+		rf, _ := r.Float64()
+		ea := math.Exp(-o.lambda * float64(to-a) / 1e9)
+		eb := math.Exp(-o.lambda * float64(to-b) / 1e9)
+		approx += rf * (eb - ea) / o.lambda
+	}
+	if o.lambda == 0 {
+		f, _ := exact.Float64()
+		return f
+	}
+	return approx
+}
+
+// Window validates a query window as the ledger does.
+func (o *Oracle) Window(from, to int64) Kind {
+	if from > to {
+		return InvalidValue
+	}
+	if from < o.Begin() {
+		return OutOfHistory
+	}
+	return OK
+}
+
+// TenantAccount returns ∫Alloc_j and ∫FairShare_j over [from, to).
+func (o *Oracle) TenantAccount(id string, from, to int64) (alloc, fair float64, known bool) {
+	if _, ok := o.cur().tenants[id]; !ok {
+		return 0, 0, false
+	}
+	alloc = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.tenantAlloc[id] })
+	fair = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.tenantFair[id] })
+	return alloc, fair, true
+}
+
+// JobAccount returns ∫Alloc_i and ∫FairShare_i over [from, to) for the
+// current incarnation of id.
+func (o *Oracle) JobAccount(id string, from, to int64) (alloc, fair float64, known bool) {
+	k, _, ok := o.job(id, o.now)
+	if !ok {
+		return 0, 0, false
+	}
+	alloc = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.jobAlloc[k] })
+	fair = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.jobFair[k] })
+	return alloc, fair, true
+}
+
+// ClusterAccount returns ∫M, ∫allocated and ∫max(0, M − allocated) over
+// [from, to).
+func (o *Oracle) ClusterAccount(from, to int64) (capacity, allocated, idle float64) {
+	capacity = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.capacity })
+	allocated = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.alloc })
+	idle = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.idle })
+	return
+}
+
+// TenantFairRate is the current FairShare_j.
+func (o *Oracle) TenantFairRate(id string) (float64, bool) {
+	r, ok := o.ratesOf(o.cur()).tenantFair[id]
+	if !ok {
+		return 0, false
+	}
+	f, _ := r.Float64()
+	return f, true
+}
+
+// JobFairRate is the current fair share of job id.
+func (o *Oracle) JobFairRate(id string) (float64, bool) {
+	k, _, ok := o.job(id, o.now)
+	if !ok {
+		return 0, false
+	}
+	f, _ := o.ratesOf(o.cur()).jobFair[k].Float64()
+	return f, true
+}
+
+// Tenants lists every tenant ever added, sorted.
+func (o *Oracle) Tenants() []string {
+	var ids []string
+	for id := range o.cur().tenants {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Jobs lists every known (not forgotten) job id, sorted.
+func (o *Oracle) Jobs() []string {
+	var ids []string
+	for id := range o.ids {
+		if _, _, ok := o.job(id, o.now); ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// JobInfo describes the current incarnation of a job.
+type JobInfo struct {
+	Tenant          string
+	Demand          int
+	Weight          float64
+	Active, Running bool
+}
+
+// Job returns the current incarnation of id.
+func (o *Oracle) Job(id string) (JobInfo, bool) {
+	_, j, ok := o.job(id, o.now)
+	return JobInfo{j.tenant, j.demand, j.weight, j.active, j.running}, ok
+}
+
+// Registered reports whether tenant id is registered now.
+func (o *Oracle) Registered(id string) bool { return o.cur().tenants[id].registered }
+
+// Capacity is the current M.
+func (o *Oracle) Capacity() int { return o.cur().capacity }

@@ -1,0 +1,379 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/internal/oracle"
+	"pgregory.net/rapid"
+)
+
+// The model-based test drives three ledgers with one random event sequence
+// and compares them after every step with the exact oracle:
+//
+//   - l: every event, including Advance; replaced from time to time by
+//     Restore(l.MarshalBinary()), so restore-then-continue is exercised;
+//   - lazy: the same events without any Advance, so results must not depend
+//     on how often the clock is advanced;
+//   - o: the naive big.Rat reference (internal/oracle).
+//
+// Accounts must agree with the oracle within a relative tolerance of 1e-9 of
+// the larger of the value itself and the window's capacity scale (max M ×
+// window length); rejected events must return the oracle's error kind and
+// leave the ledger byte-identical.
+const modelTol = 1e-9
+
+var (
+	tenantPool = []TenantID{"ta", "tb", "tc", "td"}
+	jobPool    = []JobID{"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8", "j9"}
+)
+
+type model struct {
+	l, lazy  *Ledger
+	o        *oracle.Oracle
+	clock    int64 // ns since t0 of the last accepted event
+	maxCap   int
+	feasible bool // Σ running demand ≤ M after every accepted event so far
+	snaps    int
+}
+
+func kindOf(err error) oracle.Kind {
+	for _, p := range []struct {
+		e error
+		k oracle.Kind
+	}{
+		{ErrTimeBackwards, oracle.TimeBackwards}, {ErrUnknownTenant, oracle.UnknownTenant},
+		{ErrUnknownJob, oracle.UnknownJob}, {ErrDuplicateTenant, oracle.DuplicateTenant},
+		{ErrDuplicateJob, oracle.DuplicateJob}, {ErrInvalidTransition, oracle.InvalidTransition},
+		{ErrInvalidValue, oracle.InvalidValue}, {ErrTenantBusy, oracle.TenantBusy},
+		{ErrOutOfHistory, oracle.OutOfHistory},
+	} {
+		if errors.Is(err, p.e) {
+			return p.k
+		}
+	}
+	if err != nil {
+		return oracle.Kind("other: " + err.Error())
+	}
+	return oracle.OK
+}
+
+func newModel(t *rapid.T) *model {
+	mode := rapid.SampledFrom([]Mode{DemandAware, QuotaShare}).Draw(t, "mode")
+	capacity := rapid.IntRange(0, 32).Draw(t, "capacity")
+	var hist History
+	var window, halfLife int64
+	switch rapid.IntRange(0, 2).Draw(t, "history") {
+	case 1:
+		w := time.Duration(rapid.IntRange(1, 3000).Draw(t, "window s")) * time.Second
+		hist, window = TrailingWindow(w), int64(w)
+	case 2:
+		h := time.Duration(rapid.IntRange(1, 3000).Draw(t, "half-life s")) * time.Second
+		hist, halfLife = HalfLife(h), int64(h)
+	}
+	cfg := Config{Mode: mode, Capacity: GPUs(capacity), Start: t0, History: hist}
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, _ := New(cfg)
+	return &model{l: l, lazy: lazy, o: oracle.New(mode == QuotaShare, capacity, window, halfLife), maxCap: capacity, feasible: true}
+}
+
+func (m *model) at(ns int64) time.Time { return t0.Add(time.Duration(ns)) }
+
+// drawTime draws an event time: mostly forward, sometimes equal, rarely
+// backwards.
+func (m *model) drawTime(t *rapid.T) int64 {
+	switch rapid.IntRange(0, 19).Draw(t, "time kind") {
+	case 0:
+		return m.clock - rapid.Int64Range(1, 5e9).Draw(t, "back ns")
+	case 1, 2, 3, 4:
+		return m.clock
+	case 5:
+		return m.clock + rapid.Int64Range(1, 1000).Draw(t, "dt ns")
+	default:
+		return m.clock + rapid.Int64Range(1, 600).Draw(t, "dt s")*1e9
+	}
+}
+
+func drawWeight(t *rapid.T, label string) float64 {
+	if rapid.IntRange(0, 9).Draw(t, label+" bad") == 0 {
+		return rapid.SampledFrom([]float64{0, -1, math.NaN(), math.Inf(1), math.Inf(-1)}).Draw(t, label)
+	}
+	return rapid.SampledFrom([]float64{0.5, 1, 1, 1, 2, 3, 0.1, 7}).Draw(t, label)
+}
+
+func (m *model) event(t *rapid.T) {
+	at := m.drawTime(t)
+	when := m.at(at)
+	tn := rapid.SampledFrom(tenantPool).Draw(t, "tenant")
+	jb := rapid.SampledFrom(jobPool).Draw(t, "job")
+	var apply func(*Ledger) error
+	var want oracle.Kind
+	switch kind := rapid.IntRange(0, 11).Draw(t, "event"); kind {
+	case 0, 1:
+		w := drawWeight(t, "tenant weight")
+		apply = func(l *Ledger) error { return l.AddTenant(when, tn, w) }
+		want = m.o.AddTenant(at, string(tn), w)
+	case 2:
+		w := drawWeight(t, "tenant weight")
+		apply = func(l *Ledger) error { return l.SetTenantWeight(when, tn, w) }
+		want = m.o.SetTenantWeight(at, string(tn), w)
+	case 3:
+		apply = func(l *Ledger) error { return l.RemoveTenant(when, tn) }
+		want = m.o.RemoveTenant(at, string(tn))
+	case 4:
+		c := rapid.IntRange(-1, 32).Draw(t, "capacity")
+		apply = func(l *Ledger) error { return l.SetCapacity(when, GPUs(c)) }
+		want = m.o.SetCapacity(at, c)
+	case 5, 6:
+		d := rapid.IntRange(-1, 8).Draw(t, "demand")
+		w := drawWeight(t, "job weight")
+		apply = func(l *Ledger) error { return l.Submit(when, jb, tn, GPUs(d), w) }
+		want = m.o.Submit(at, string(jb), string(tn), d, w)
+	case 7:
+		w := drawWeight(t, "job weight")
+		apply = func(l *Ledger) error { return l.SetJobWeight(when, jb, w) }
+		want = m.o.SetJobWeight(at, string(jb), w)
+	case 8, 9:
+		apply = func(l *Ledger) error { return l.Start(when, jb) }
+		want = m.o.Start(at, string(jb))
+	case 10:
+		apply = func(l *Ledger) error { return l.Stop(when, jb) }
+		want = m.o.Stop(at, string(jb))
+	case 11:
+		s := rapid.SampledFrom([]FinalState{Completed, Failed, Cancelled, 0, 4}).Draw(t, "final")
+		apply = func(l *Ledger) error { return l.Finish(when, jb, s) }
+		want = m.o.Finish(at, string(jb), s.valid())
+	}
+	m.applyBoth(t, apply, want, at, true)
+}
+
+// applyBoth applies an event to l (and, unless it is an Advance, to lazy)
+// and compares the outcome with the oracle's.
+func (m *model) applyBoth(t *rapid.T, apply func(*Ledger) error, want oracle.Kind, at int64, toLazy bool) {
+	before, _ := m.l.MarshalBinary()
+	err := apply(m.l)
+	if got := kindOf(err); got != want {
+		t.Fatalf("ledger says %q (%v), oracle says %q", got, err, want)
+	}
+	if err != nil {
+		var le *Error
+		if !errors.As(err, &le) || le.Op == "" {
+			t.Fatalf("%v is not a *Error", err)
+		}
+		if after, _ := m.l.MarshalBinary(); !bytes.Equal(before, after) {
+			t.Fatalf("rejected event (%v) changed the ledger", err)
+		}
+		return
+	}
+	m.clock = at
+	if toLazy {
+		if err := apply(m.lazy); err != nil {
+			t.Fatalf("lazy ledger rejected an accepted event: %v", err)
+		}
+	}
+	m.maxCap = max(m.maxCap, m.o.Capacity())
+	running := 0
+	for _, id := range m.o.Jobs() {
+		if j, _ := m.o.Job(id); j.Running {
+			running += j.Demand
+		}
+	}
+	if running > m.o.Capacity() {
+		m.feasible = false
+	}
+}
+
+func (m *model) advance(t *rapid.T) {
+	at := m.drawTime(t)
+	m.applyBoth(t, func(l *Ledger) error { return l.Advance(m.at(at)) }, m.o.Advance(at), at, false)
+}
+
+func (m *model) reset(t *rapid.T) {
+	if rapid.IntRange(0, 3).Draw(t, "reset?") != 0 {
+		return
+	}
+	at := m.drawTime(t)
+	m.applyBoth(t, func(l *Ledger) error { return l.Reset(m.at(at)) }, m.o.Reset(at), at, true)
+}
+
+func (m *model) snapshot(t *rapid.T) {
+	b, err := m.l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Restore(b)
+	if err != nil {
+		t.Fatalf("restore of a fresh snapshot: %v", err)
+	}
+	if b2, _ := r.MarshalBinary(); !bytes.Equal(b, b2) {
+		t.Fatal("snapshot of the restored ledger differs")
+	}
+	m.l = r
+	m.snaps++
+}
+
+func (m *model) close(t *rapid.T, what string, got, want, scale float64) {
+	if math.IsNaN(got) || math.Abs(got-want) > modelTol*max(1, math.Abs(want), scale) {
+		t.Fatalf("%s: ledger %v, oracle %v (diff %g)", what, got, want, got-want)
+	}
+}
+
+// check is run after every action.
+func (m *model) check(t *rapid.T) {
+	for _, l := range []*Ledger{m.l, m.lazy} {
+		if err := l.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now, begin := m.o.Now(), m.o.Begin()
+	if !m.l.Now().Equal(m.at(now)) || !m.l.Begin().Equal(m.at(begin)) {
+		t.Fatalf("clock: ledger now %v begin %v, oracle %v %v", m.l.Now(), m.l.Begin(), m.at(now), m.at(begin))
+	}
+	ahead := now + rapid.Int64Range(0, 100).Draw(t, "ahead s")*1e9
+	a := rapid.Int64Range(begin, ahead).Draw(t, "window from")
+	b := rapid.Int64Range(a, ahead).Draw(t, "window to")
+	mid := rapid.Int64Range(a, b).Draw(t, "window split")
+	windows := [][2]int64{{begin, now}, {begin, ahead}, {a, b}}
+	scale := func(w [2]int64) float64 { return float64(max(m.maxCap, 8)) * sec(w[1]-w[0]) }
+	lam := m.l.lam
+
+	// tenants
+	sumRate := 0.0
+	anyRegistered := false
+	view := m.l.View(m.at(now))
+	for _, id := range m.o.Tenants() {
+		tn := TenantID(id)
+		for _, w := range windows {
+			got, err := m.l.TenantAccount(tn, m.at(w[0]), m.at(w[1]))
+			if err != nil {
+				t.Fatalf("tenant %s %v: %v", id, w, err)
+			}
+			oa, of, _ := m.o.TenantAccount(id, w[0], w[1])
+			what := fmt.Sprintf("tenant %s [%d, %d)", id, w[0], w[1])
+			m.close(t, what+" alloc", float64(got.Alloc), oa, scale(w))
+			m.close(t, what+" fair", float64(got.FairShare), of, scale(w))
+			lz, err := m.lazy.TenantAccount(tn, m.at(w[0]), m.at(w[1]))
+			if err != nil || lz != got {
+				t.Fatalf("%s: lazy ledger %+v (%v), ledger %+v", what, lz, err, got)
+			}
+		}
+		// additivity: [a, b) = [a, mid) decayed to b + [mid, b)
+		w1, _ := m.l.TenantAccount(tn, m.at(a), m.at(mid))
+		w2, _ := m.l.TenantAccount(tn, m.at(mid), m.at(b))
+		whole, _ := m.l.TenantAccount(tn, m.at(a), m.at(b))
+		f := lam.factor(b - mid)
+		m.close(t, "tenant split alloc", float64(w1.Alloc)*f+float64(w2.Alloc), float64(whole.Alloc), scale([2]int64{a, b}))
+		m.close(t, "tenant split fair", float64(w1.FairShare)*f+float64(w2.FairShare), float64(whole.FairShare), scale([2]int64{a, b}))
+		// view = [begin, now)
+		va, ok := view.TenantAccount(tn)
+		full, _ := m.l.TenantAccount(tn, m.at(begin), m.at(now))
+		if !ok || va != full {
+			t.Fatalf("view of %s: %+v, account %+v", id, va, full)
+		}
+		r, _ := view.TenantFairRate(tn)
+		or, _ := m.o.TenantFairRate(id)
+		m.close(t, "tenant rate "+id, r, or, 1)
+		sumRate += r
+		if m.o.Registered(id) {
+			anyRegistered = true
+		}
+	}
+	capNow := float64(m.o.Capacity())
+	if sumRate > capNow*(1+modelTol)+modelTol {
+		t.Fatalf("Σ tenant fair rates %v > M %v", sumRate, capNow)
+	}
+	if m.l.Mode() == QuotaShare && anyRegistered {
+		m.close(t, "Eq. 16 Σ fair rates = M", sumRate, capNow, 1)
+	}
+
+	// jobs
+	perTenant := map[string]float64{}
+	for _, id := range m.o.Jobs() {
+		jb := JobID(id)
+		info, _ := m.o.Job(id)
+		for _, w := range windows {
+			got, err := m.l.JobAccount(jb, m.at(w[0]), m.at(w[1]))
+			if err != nil {
+				t.Fatalf("job %s %v: %v", id, w, err)
+			}
+			oa, of, _ := m.o.JobAccount(id, w[0], w[1])
+			what := fmt.Sprintf("job %s [%d, %d)", id, w[0], w[1])
+			m.close(t, what+" alloc", float64(got.Alloc), oa, scale(w))
+			m.close(t, what+" fair", float64(got.FairShare), of, scale(w))
+			if float64(got.Alloc) < 0 || float64(got.Alloc) > float64(info.Demand)*sec(w[1]-w[0])*(1+modelTol)+modelTol {
+				t.Fatalf("%s: alloc %v outside [0, D×elapsed]", what, got.Alloc)
+			}
+			lz, err := m.lazy.JobAccount(jb, m.at(w[0]), m.at(w[1]))
+			if err != nil || lz != got {
+				t.Fatalf("%s: lazy ledger %+v (%v), ledger %+v", what, lz, err, got)
+			}
+		}
+		w1, _ := m.l.JobAccount(jb, m.at(a), m.at(mid))
+		w2, _ := m.l.JobAccount(jb, m.at(mid), m.at(b))
+		whole, _ := m.l.JobAccount(jb, m.at(a), m.at(b))
+		f := lam.factor(b - mid)
+		m.close(t, "job split alloc", float64(w1.Alloc)*f+float64(w2.Alloc), float64(whole.Alloc), scale([2]int64{a, b}))
+		m.close(t, "job split fair", float64(w1.FairShare)*f+float64(w2.FairShare), float64(whole.FairShare), scale([2]int64{a, b}))
+		r, ok := view.JobFairRate(jb)
+		or, _ := m.o.JobFairRate(id)
+		if !ok {
+			t.Fatalf("view lost job %s", id)
+		}
+		m.close(t, "job rate "+id, r, or, 1)
+		if r > float64(info.Demand)*(1+modelTol) {
+			t.Fatalf("job %s fair rate %v > demand %d", id, r, info.Demand)
+		}
+		perTenant[info.Tenant] += r
+	}
+	for id, s := range perTenant {
+		r, _ := view.TenantFairRate(TenantID(id))
+		if s > r*(1+modelTol)+modelTol {
+			t.Fatalf("tenant %s: Σ job fair rates %v > tenant fair rate %v", id, s, r)
+		}
+	}
+
+	// cluster
+	for _, w := range windows {
+		got, err := m.l.ClusterAccount(m.at(w[0]), m.at(w[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		oc, oa, oi := m.o.ClusterAccount(w[0], w[1])
+		m.close(t, "cluster capacity", float64(got.Capacity), oc, scale(w))
+		m.close(t, "cluster allocated", float64(got.Allocated), oa, scale(w))
+		m.close(t, "cluster idle", float64(got.Idle), oi, scale(w))
+		if m.feasible && float64(got.Allocated) > float64(got.Capacity)*(1+modelTol)+modelTol {
+			t.Fatalf("feasible allocations but ∫alloc %v > ∫M %v", got.Allocated, got.Capacity)
+		}
+	}
+
+	// bad windows are rejected like the oracle does
+	if begin > 0 {
+		_, err := m.l.TenantAccount("ta", m.at(begin-1), m.at(now))
+		if kindOf(err) != oracle.OutOfHistory && !errors.Is(err, ErrUnknownTenant) {
+			t.Fatalf("window before Begin(): %v", err)
+		}
+	}
+}
+
+func TestModelAgainstOracle(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := newModel(t)
+		t.Repeat(map[string]func(*rapid.T){
+			"event":    m.event,
+			"event2":   m.event,
+			"event3":   m.event,
+			"advance":  m.advance,
+			"reset":    m.reset,
+			"snapshot": m.snapshot,
+			"":         m.check,
+		})
+	})
+}
