@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -595,7 +596,7 @@ func (r *round) undecidedHolder(e int32) bool {
 }
 
 // victims returns the undecided expiring jobs holding GPUs of q, ordered by
-// input index.
+// job id.
 func (r *round) victims(q placement.Placement) []int32 {
 	var vs []int32
 	for _, s := range q.Slots {
@@ -606,7 +607,7 @@ func (r *round) victims(q placement.Placement) []int32 {
 			}
 		}
 	}
-	slices.Sort(vs)
+	slices.SortFunc(vs, func(a, b int32) int { return cmp.Compare(r.cands[a].c.Job, r.cands[b].c.Job) })
 	return vs
 }
 
@@ -695,7 +696,9 @@ func (r *round) finish() error {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
 		}
 	}
-	r.res.Tenants = make([]TenantResult, len(r.tenants))
+	if len(r.tenants) > 0 {
+		r.res.Tenants = make([]TenantResult, len(r.tenants))
+	}
 	for ti := range r.tenants {
 		t := &r.tenants[ti]
 		tr := TenantResult{ID: t.st.ID, Start: t.st.Start, End: t.st.Account, Grants: t.st.Grants, GPUs: t.st.GPUs, OutOfPlay: t.out}

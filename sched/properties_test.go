@@ -1,0 +1,297 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
+	"pgregory.net/rapid"
+)
+
+// scenario is a small random round: a cluster with running jobs (some of
+// them expiring, hence candidates), pending jobs, accounts and options.
+type scenario struct {
+	cl    *placement.Cluster
+	in    Input
+	opts  Options
+	other []string // running jobs that are not candidates
+}
+
+var rewards = []struct {
+	name string
+	r    Reward
+}{
+	{"neg-rho", NegJobRho},
+	{"new-job-first", NewJobFirst},
+	{"long-job-credit", WeightedSum(Term{1, NegJobRho}, Term{1, LongJobCredit(0.25, 4)})},
+	{"urgent-then-new", Lexicographic(UrgentFirst, NewJobFirst)},
+}
+
+func genScenario(t *rapid.T) scenario {
+	nNodes := rapid.IntRange(1, 4).Draw(t, "nodes")
+	per := rapid.SampledFrom([]int{2, 4, 8}).Draw(t, "gpusPerNode")
+	nodes := make([]placement.Node, nNodes)
+	for i := range nodes {
+		nodes[i] = placement.Node{ID: fmt.Sprintf("n%d", i), GPUs: per}
+	}
+	var popts []placement.Option
+	if rapid.Bool().Draw(t, "spread") {
+		popts = append(popts, placement.AllowSpread())
+	}
+	cl, err := placement.NewCluster(nodes, popts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := newAccounts()
+	nTen := rapid.IntRange(1, 4).Draw(t, "tenants")
+	for k := 0; k < nTen; k++ {
+		fair := ledger.GPUSeconds(rapid.SampledFrom([]float64{0, 3600, 7200, 14400}).Draw(t, "fair"))
+		alloc := ledger.GPUSeconds(900 * rapid.IntRange(0, 16).Draw(t, "alloc"))
+		acc.tenant(ledger.TenantID(fmt.Sprintf("T%d", k)), alloc, fair, float64(nNodes*per)/float64(nTen))
+	}
+	rhos := []ledger.Rho{0, 0.25, 0.5, 1, ledger.Rho(math.Inf(1))}
+	var cands []Candidate
+	var other []string
+	nJobs := rapid.IntRange(0, 10).Draw(t, "jobs")
+	for j := 0; j < nJobs; j++ {
+		id := ledger.JobID(fmt.Sprintf("j%02d", j))
+		c := Candidate{
+			Job:    id,
+			Tenant: ledger.TenantID(fmt.Sprintf("T%d", rapid.IntRange(0, nTen-1).Draw(t, "tenant"))),
+			Demand: ledger.GPUs(rapid.IntRange(1, 2*per).Draw(t, "demand")),
+			Submit: t0.Add(time.Duration(rapid.IntRange(0, 2).Draw(t, "submit")) * time.Second),
+			Leases: rapid.IntRange(0, 3).Draw(t, "leases"),
+			Urgent: rapid.Bool().Draw(t, "urgent"),
+		}
+		acc.job(id, rapid.SampledFrom(rhos).Draw(t, "rho"))
+		if rapid.Bool().Draw(t, "running") {
+			if q, err := cl.Place(int(c.Demand)); err == nil {
+				if err := cl.Allocate(string(id), q); err != nil {
+					t.Fatal(err)
+				}
+				if !rapid.Bool().Draw(t, "expiring") {
+					other = append(other, string(id))
+					continue
+				}
+				c.Running, c.Placement = true, q
+				c.Leases = max(c.Leases, 1)
+			}
+		}
+		cands = append(cands, c)
+	}
+	rw := rewards[rapid.IntRange(0, len(rewards)-1).Draw(t, "reward")]
+	return scenario{
+		cl:    cl,
+		other: other,
+		in:    Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: cl},
+		opts: Options{
+			Reward:           rw.r,
+			NoBackfill:       rapid.Bool().Draw(t, "noBackfill"),
+			AdvanceFairShare: rapid.Bool().Draw(t, "advanceFairShare"),
+		},
+	}
+}
+
+// run runs the round on a clone of the scenario's cluster.
+func (s scenario) run(t *rapid.T, cands []Candidate, wrap func(*placement.Cluster) placement.Placer) (Result, *placement.Cluster, []Step) {
+	cl := s.cl.Clone()
+	in := s.in
+	in.Candidates = cands
+	in.Placer = cl
+	if wrap != nil {
+		in.Placer = wrap(cl)
+	}
+	var steps []Step
+	opts := s.opts
+	opts.Trace = func(st Step) { steps = append(steps, st) }
+	res, err := Round(in, opts)
+	if err != nil {
+		t.Fatalf("round: %v", err)
+	}
+	if err := cl.Check(); err != nil {
+		t.Fatalf("cluster invariant: %v", err)
+	}
+	return res, cl, steps
+}
+
+func TestPropertyRoundMatchesReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		got, gotCl, _ := s.run(t, s.in.Candidates, nil)
+		ref := s.cl.Clone()
+		in := s.in
+		in.Placer = ref
+		want := referenceRound(t, in, s.opts)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round differs from the reference\n got  %+v\n want %+v", got, want)
+		}
+		if !reflect.DeepEqual(allocations(gotCl), allocations(ref)) {
+			t.Fatalf("cluster differs from the reference")
+		}
+		// The same round without a clone of the placer (temporary releases
+		// instead of an optimistic copy) decides the same.
+		opaque, _, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return opaquePlacer{c} })
+		if !reflect.DeepEqual(got.Grants, opaque.Grants) || !reflect.DeepEqual(got.Released, opaque.Released) {
+			t.Fatalf("opaque placer decides differently\n got  %+v\n want %+v", opaque.Grants, got.Grants)
+		}
+	})
+}
+
+func allocations(c *placement.Cluster) map[string]placement.Placement {
+	m := map[string]placement.Placement{}
+	for id, p := range c.Allocations() {
+		m[id] = p
+	}
+	return m
+}
+
+func TestPropertyRoundInvariants(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		res, cl, steps := s.run(t, s.in.Candidates, nil)
+		byJob := map[ledger.JobID]Candidate{}
+		for _, c := range s.in.Candidates {
+			byJob[c.Job] = c
+		}
+
+		// Gang, renewal in place, and the placer holds exactly the grants.
+		used := map[gpuKey]string{}
+		for _, id := range s.other {
+			p, ok := cl.Allocation(id)
+			if !ok {
+				t.Fatalf("running job %s that was not a candidate lost its GPUs", id)
+			}
+			for _, sl := range p.Slots {
+				for _, g := range sl.GPUs {
+					used[gpuKey{sl.Node, g}] = id
+				}
+			}
+		}
+		for _, g := range res.Grants {
+			c := byJob[g.Job]
+			if g.Placement.GPUs() != int(c.Demand) || g.Demand != c.Demand {
+				t.Fatalf("grant %s has %d GPUs, demand %d", g.Job, g.Placement.GPUs(), c.Demand)
+			}
+			if g.Kind == Renewed && (!c.Running || !samePlacement(g.Placement, c.Placement)) {
+				t.Fatalf("renewed %s moved: %+v vs %+v", g.Job, g.Placement, c.Placement)
+			}
+			if c.Running && g.Kind == New && !slices.ContainsFunc(res.Released, func(r Release) bool { return r.Job == g.Job && r.By != "" }) {
+				t.Fatalf("running %s got new GPUs without being preempted", g.Job)
+			}
+			for _, sl := range g.Placement.Slots {
+				for _, gpu := range sl.GPUs {
+					k := gpuKey{sl.Node, gpu}
+					if prev, dup := used[k]; dup {
+						t.Fatalf("GPU %v granted to %s and held by %s", k, g.Job, prev)
+					}
+					used[k] = string(g.Job)
+				}
+			}
+			if p, ok := cl.Allocation(string(g.Job)); !ok || !samePlacement(p, g.Placement) {
+				t.Fatalf("placer does not hold grant %s", g.Job)
+			}
+		}
+		if held := cl.Capacity() - cl.Free(); held != len(used) {
+			t.Fatalf("placer holds %d GPUs, grants and other running jobs %d", held, len(used))
+		}
+		// Every candidate is granted or waits, exactly once; every expiring
+		// job that was not renewed is released.
+		if len(res.Grants)+len(res.Waiting) != len(s.in.Candidates) {
+			t.Fatalf("%d grants + %d waiting != %d candidates", len(res.Grants), len(res.Waiting), len(s.in.Candidates))
+		}
+		for _, c := range s.in.Candidates {
+			if !c.Running {
+				continue
+			}
+			renewed := slices.ContainsFunc(res.Grants, func(g Grant) bool { return g.Job == c.Job && g.Kind == Renewed })
+			released := slices.ContainsFunc(res.Released, func(r Release) bool { return r.Job == c.Job })
+			if renewed == released {
+				t.Fatalf("expiring %s: renewed %v, released %v", c.Job, renewed, released)
+			}
+		}
+		// Work conservation: with backfill, no waiting candidate fits. Without,
+		// every waiting job's tenant left play, or the cluster was full.
+		outOfPlay := map[ledger.TenantID]bool{}
+		for _, tr := range res.Tenants {
+			outOfPlay[tr.ID] = tr.OutOfPlay
+		}
+		for _, w := range res.Waiting {
+			if !s.opts.NoBackfill && cl.Fits(int(w.Demand)) {
+				t.Fatalf("%s waits (%v) but fits", w.Job, w.Reason)
+			}
+			if s.opts.NoBackfill && !outOfPlay[w.Tenant] && w.Reason.Code != ClusterFull && w.Reason.Code != Preempted {
+				t.Fatalf("%s waits (%v) although its tenant is in play", w.Job, w.Reason)
+			}
+		}
+		// Phase 1: each fair-stage decision is by the first tenant in play;
+		// Phase 2: each tenant's picks come in non-increasing reward.
+		inPlay := map[ledger.TenantID]*TenantState{}
+		left := map[ledger.TenantID]int{}
+		for _, tr := range res.Tenants {
+			inPlay[tr.ID] = &TenantState{ID: tr.ID, Start: tr.Start, Account: tr.Start}
+		}
+		for _, c := range s.in.Candidates {
+			left[c.Tenant]++
+		}
+		last := map[ledger.TenantID]Score{}
+		for _, st := range steps {
+			if st.Stage != Fair {
+				continue
+			}
+			for id, ts := range inPlay {
+				if ByRho(ts, &st.Tenant) < 0 {
+					t.Fatalf("step %d served %s (ρ %v) while %s (ρ %v) was in play", st.N, st.Tenant.ID, st.Tenant.Account.Rho, id, ts.Account.Rho)
+				}
+			}
+			if prev, ok := last[st.Tenant.ID]; ok && st.Reward.Compare(prev) > 0 {
+				t.Fatalf("tenant %s picked reward %v after %v", st.Tenant.ID, st.Reward, prev)
+			}
+			last[st.Tenant.ID] = st.Reward
+			if st.Granted {
+				ts := inPlay[st.Tenant.ID]
+				ts.Account.Alloc += ledger.GPUSeconds(float64(st.Job.Demand) * lease.Seconds())
+				ts.Account.Rho = ledger.Ratio(ts.Account.Alloc, ts.Account.FairShare)
+				if ts.Account.Rho != st.Grant.TenantRhoAfter {
+					t.Fatalf("pre-credited ρ %v, grant says %v", ts.Account.Rho, st.Grant.TenantRhoAfter)
+				}
+				if left[st.Tenant.ID]--; left[st.Tenant.ID] == 0 {
+					delete(inPlay, st.Tenant.ID)
+				}
+			} else {
+				if !st.OutOfPlay {
+					t.Fatalf("fair-stage failure without leaving play: %+v", st)
+				}
+				delete(inPlay, st.Tenant.ID)
+			}
+		}
+	})
+}
+
+func TestPropertyDeterministicAndOrderFree(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		a, _, _ := s.run(t, s.in.Candidates, nil)
+		b, _, _ := s.run(t, s.in.Candidates, nil)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatal("two runs on the same input differ")
+		}
+		perm := rapid.Permutation(s.in.Candidates).Draw(t, "order")
+		c, _, _ := s.run(t, perm, nil)
+		if !reflect.DeepEqual(a.Grants, c.Grants) {
+			t.Fatalf("candidate order changed the grants\n %+v\n %+v", a.Grants, c.Grants)
+		}
+		sortW := func(ws []Wait) []Wait {
+			ws = slices.Clone(ws)
+			slices.SortFunc(ws, func(x, y Wait) int { return cmpStr(string(x.Job), string(y.Job)) })
+			return ws
+		}
+		if !reflect.DeepEqual(sortW(a.Waiting), sortW(c.Waiting)) {
+			t.Fatal("candidate order changed the reasons")
+		}
+	})
+}
