@@ -8,7 +8,7 @@ type Entry struct {
 	Summary string // one line for a command's help text
 	// New builds a fresh policy value. Policies keep state between ticks, so
 	// every simulation needs its own.
-	New func() (simulate.Policy, error)
+	New simulate.Constructor
 }
 
 // All returns every baseline with its default configuration, in the order of
@@ -31,6 +31,19 @@ func All() []Entry {
 		{"gandiva-fair", "gang-aware stride scheduling of tenant tickets (Gandiva_fair, EuroSys '20)",
 			func() (simulate.Policy, error) { return NewGandivaFair(GandivaFairConfig{}) }},
 	}
+}
+
+// Constructors returns [All] as a name → constructor map, the shape of
+// simulate.Policies, so that a command can merge the baselines with the
+// ASTRAEA policy and its ablations ("astraea-eq8", "astraea-single",
+// "astraea-nocredit"), which package simulate provides itself.
+func Constructors() map[string]simulate.Constructor {
+	all := All()
+	m := make(map[string]simulate.Constructor, len(all))
+	for _, e := range all {
+		m[e.Name] = e.New
+	}
+	return m
 }
 
 // Lookup returns the entry named name from [All].

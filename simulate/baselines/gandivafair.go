@@ -216,6 +216,13 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 			p.start(js, 0)
 		}
 	}
+	// Suspended jobs whose GPUs nobody took keep running: a chosen gang did
+	// not fit, so suspending them would only cost a checkpoint.
+	for _, js := range s.Running {
+		if !chosen[js.Job.ID] && p.unstop(js.Job.ID) {
+			delete(g.lastRun, js.Job.ID)
+		}
+	}
 	for _, t := range tenants { // gangs that fitted by count but not by placement
 		for _, js := range jobsOf[t] {
 			if p.free() == 0 {

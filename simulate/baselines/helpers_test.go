@@ -122,10 +122,13 @@ func usage(s *simulate.State, d simulate.Decision) map[string]int {
 	return out
 }
 
-func mustPolicy[P simulate.Policy](t *testing.T, p P, err error) P {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
+// mustPolicy(NewX(cfg))(t) fails the test when the constructor does.
+func mustPolicy[P simulate.Policy](p P, err error) func(*testing.T) P {
+	return func(t *testing.T) P {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	return p
 }

@@ -166,7 +166,15 @@ func (t *Tiresias) Schedule(s *simulate.State) (simulate.Decision, error) {
 			p.start(c.js, 0)
 		}
 	}
-	for _, c := range all { // work conservation when a chosen gang did not fit
+	// A chosen gang that did not fit (fragmentation) leaves GPUs unused:
+	// running jobs whose GPUs are still free keep them (no checkpoint, no
+	// cold start) before waiting jobs get the rest.
+	for _, c := range all {
+		if c.js.Status == simulate.Running && !chosen[c.js.Job.ID] {
+			p.unstop(c.js.Job.ID) // its lastStop is rewritten when it really stops
+		}
+	}
+	for _, c := range all { // work conservation
 		if p.free() == 0 {
 			break
 		}
