@@ -1,0 +1,249 @@
+// Command astraea-slurm replays Slurm accounting into an astraea ledger and
+// prints, per account, the GPU-hours used and owed and the long-term
+// fairness ratio ρ, like sshare does for Slurm's own fair share. Given the
+// pending jobs (squeue), it prints, or with -apply runs, the
+// `scontrol update JobId=N SiteFactor=V` commands that raise the priority of
+// the accounts owed the most.
+//
+// Usage:
+//
+//	sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State -S 2024-05-01 > sacct.txt
+//	sshare -a -P > sshare.txt
+//	sinfo -h -N -o "%n|%G" > sinfo.txt
+//	astraea-slurm -sacct sacct.txt -sshare sshare.txt -sinfo sinfo.txt -from 2024-05-01T00:00:00
+//
+//	squeue -h -t PD -o "%i|%a|%b" > squeue.txt
+//	astraea-slurm -sacct sacct.txt -sshare sshare.txt -sinfo sinfo.txt -squeue squeue.txt [-apply]
+//
+// Run with -h for every flag.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/astraea-sched/astraea/examples/slurm"
+	"github.com/astraea-sched/astraea/ledger"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, time.Now(), slurm.ExecRunner); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "astraea-slurm:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// run is the whole command with its environment as parameters, for tests.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, wallNow time.Time, runner slurm.Runner) error {
+	fs := flag.NewFlagSet("astraea-slurm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		sacctPath  = fs.String("sacct", "-", "sacct -P output (`file`, - for stdin): "+slurm.SacctFormat)
+		ssharePath = fs.String("sshare", "", "`file` of `"+slurm.SshareCommand+"` output: account weights from RawShares")
+		weightPath = fs.String("weights", "", "`file` of account,weight lines (instead of -sshare)")
+		capacity   = fs.Int("capacity", 0, "cluster GPUs M (or use -sinfo)")
+		sinfoPath  = fs.String("sinfo", "", "`file` of `"+slurm.SinfoCommand+"` output: capacity = Σ GPUs")
+		squeuePath = fs.String("squeue", "", "`file` of `"+slurm.SqueueCommand+"` output: print scontrol SiteFactor updates instead of the report")
+		modeFlag   = fs.String("mode", "demand", "fair share: demand (Eq. 8, min(demand, quota)) or quota (Eq. 16, quota accrues while idle)")
+		fromFlag   = fs.String("from", "", "window start (`time` "+slurm.TimeLayout+" in -tz, or RFC 3339); default the earliest submission")
+		toFlag     = fs.String("to", "", "window end (`time`); default -now")
+		nowFlag    = fs.String("now", "", "when the accounting was taken (`time`): running jobs are billed up to it; default the current time")
+		tzFlag     = fs.String("tz", "Local", "time `zone` of Slurm's times (IANA name, Local or UTC)")
+		halfLife   = fs.Duration("halflife", 0, "decay old usage with this half-life (like PriorityDecayHalfLife), e.g. 168h")
+		format     = fs.String("format", "text", "report format: text, csv or json")
+		lenient    = fs.Bool("lenient", false, "skip bad lines and count them instead of failing")
+		maxFactor  = fs.Int64("sitefactor-max", 1000, "SiteFactor of the account owed the most; the last rank gets 0")
+		apply      = fs.Bool("apply", false, "with -squeue: run the scontrol commands instead of only printing them")
+		scontrol   = fs.String("scontrol", "scontrol", "scontrol `program` used by -apply")
+		reportPath = fs.String("report", "", "with -squeue: also write the report to this `file`")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: astraea-slurm -sacct FILE (-sshare FILE | -weights FILE) (-capacity N | -sinfo FILE) [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	loc, err := time.LoadLocation(*tzFlag)
+	if err != nil {
+		return fmt.Errorf("-tz: %w", err)
+	}
+	opts := slurm.Options{Location: loc, Lenient: *lenient}
+	var mode ledger.Mode
+	switch *modeFlag {
+	case "demand":
+		mode = ledger.DemandAware
+	case "quota":
+		mode = ledger.QuotaShare
+	default:
+		return fmt.Errorf("-mode %q: want demand or quota", *modeFlag)
+	}
+	now := wallNow
+	if *nowFlag != "" {
+		if now, err = parseTime(*nowFlag, loc); err != nil {
+			return fmt.Errorf("-now: %w", err)
+		}
+	}
+	var from, to time.Time
+	if *fromFlag != "" {
+		if from, err = parseTime(*fromFlag, loc); err != nil {
+			return fmt.Errorf("-from: %w", err)
+		}
+	}
+	if *toFlag != "" {
+		if to, err = parseTime(*toFlag, loc); err != nil {
+			return fmt.Errorf("-to: %w", err)
+		}
+	}
+	warn := func(what string, s slurm.Skipped) {
+		if s.Total() > 0 {
+			fmt.Fprintf(stderr, "astraea-slurm: %s: skipped %d lines: %s\n", what, s.Total(), s)
+		}
+	}
+
+	// Weights.
+	var weights map[string]float64
+	switch {
+	case *ssharePath != "" && *weightPath != "":
+		return errors.New("use -sshare or -weights, not both")
+	case *ssharePath != "":
+		err = withFile(*ssharePath, stdin, func(r io.Reader) error {
+			shares, sk, err := slurm.ParseSshare(r, opts)
+			warn("sshare", sk)
+			weights = slurm.Weights(shares)
+			return err
+		})
+	case *weightPath != "":
+		err = withFile(*weightPath, stdin, func(r io.Reader) error {
+			var sk slurm.Skipped
+			weights, sk, err = slurm.ParseWeights(r, opts)
+			warn("weights", sk)
+			return err
+		})
+	}
+	if err != nil {
+		return err
+	}
+
+	// Capacity.
+	m := *capacity
+	if *sinfoPath != "" {
+		if m != 0 {
+			return errors.New("use -capacity or -sinfo, not both")
+		}
+		err = withFile(*sinfoPath, stdin, func(r io.Reader) error {
+			_, total, sk, err := slurm.ParseSinfo(r, opts)
+			warn("sinfo", sk)
+			m = total
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if m <= 0 {
+		return errors.New("the cluster has no GPUs: give -capacity N or -sinfo FILE")
+	}
+
+	// Accounting.
+	var jobs []slurm.Job
+	err = withFile(*sacctPath, stdin, func(r io.Reader) error {
+		recs, sk, err := slurm.ParseSacct(r, opts)
+		if err != nil {
+			return err
+		}
+		warn("sacct", sk)
+		jobs, sk, err = slurm.GroupJobs(recs, *lenient)
+		warn("sacct jobs", sk)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rep, err := slurm.Replay(jobs, slurm.Config{Mode: mode, Capacity: ledger.GPUs(m), Weights: weights,
+		Now: now, From: from, To: to, HalfLife: *halfLife, Lenient: *lenient})
+	if err != nil {
+		return err
+	}
+	warn("accounts", rep.Skipped)
+
+	if *squeuePath == "" {
+		if *apply {
+			return errors.New("-apply needs -squeue")
+		}
+		return slurm.WriteReport(stdout, rep, *format)
+	}
+	if *reportPath != "" {
+		f, err := os.Create(*reportPath)
+		if err != nil {
+			return err
+		}
+		if err := slurm.WriteReport(f, rep, *format); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	var pending []slurm.PendingJob
+	err = withFile(*squeuePath, stdin, func(r io.Reader) error {
+		var sk slurm.Skipped
+		pending, sk, err = slurm.ParsePending(r, opts)
+		warn("squeue", sk)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	updates, err := slurm.SiteFactors(rep.Rows, pending, *maxFactor)
+	if err != nil {
+		return err
+	}
+	for _, u := range updates {
+		fmt.Fprintln(stdout, u)
+	}
+	if *apply {
+		return slurm.Apply(ctx, runner, *scontrol, updates)
+	}
+	return nil
+}
+
+// withFile calls f with the named file, or with stdin for "-".
+func withFile(path string, stdin io.Reader, f func(io.Reader) error) error {
+	if path == "-" {
+		return f(stdin)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	return f(file)
+}
+
+// parseTime accepts Slurm's layout (in loc), RFC 3339 and a bare date.
+func parseTime(s string, loc *time.Location) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.ParseInLocation(slurm.TimeLayout, s, loc); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, loc); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want %s, RFC 3339 or a date", s, slurm.TimeLayout)
+}

@@ -1,0 +1,34 @@
+// Package slurm puts the astraea ledger beside a Slurm cluster: it reads
+// Slurm's accounting (sacct), shares (sshare), nodes (sinfo) and queue
+// (squeue), replays the jobs into a [ledger.Ledger] with one tenant per
+// Slurm account, and reports each account's GPU-hours used and owed and its
+// long-term fairness ratio ρ — and turns the ranking into
+// `scontrol update JobId=N SiteFactor=V` commands that favour the accounts
+// owed the most.
+//
+// # Parsers
+//
+// Each parser reads the pipe-separated output of one Slurm command, named by
+// a constant: [ParseSacct] ([SacctFormat]) with [GroupJobs] for requeued
+// jobs, [ParseSshare] ([SshareCommand]) and [ParseWeights] for account
+// weights, [ParseSinfo] ([SinfoCommand]) for the GPU capacity, and
+// [ParsePending] ([SqueueCommand]) for the queue. A bad line is a
+// *[ParseError] naming the input, line and field, matching one of the
+// sentinels (ErrMalformed, ErrUnknownTRES, ErrEndBeforeStart, ...) with
+// errors.Is; with Options.Lenient the line is skipped and counted by reason
+// in a [Skipped].
+//
+// Slurm prints local times without an offset: Options.Location says which
+// zone they are in.
+//
+// # Replay and report
+//
+// [Replay] turns jobs into ledger events (Submit, Start/Stop per run, Finish
+// with the state mapped by [State.Final]) and returns a [Report] with one
+// [Row] per account for a window, optionally with a half-life;
+// [WriteReport] prints it as text, CSV or JSON. [SiteFactors] maps ranks to
+// site factors ([SiteFactorFor]) and [Apply] runs the scontrol commands
+// through an injectable [Runner].
+//
+// The command astraea-slurm (cmd/astraea-slurm) wires these together.
+package slurm

@@ -1,0 +1,123 @@
+package slurm
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+)
+
+// Formats accepted by WriteReport.
+const (
+	FormatText = "text"
+	FormatCSV  = "csv"
+	FormatJSON = "json"
+)
+
+// WriteReport writes the report as an sshare-like table ("text"), as CSV
+// with a header line, or as one JSON object. GPU-hours are GPU-seconds ÷
+// 3600; CSV and JSON also carry the exact GPU-seconds.
+func WriteReport(w io.Writer, rep *Report, format string) error {
+	switch format {
+	case FormatText, "":
+		return writeText(w, rep)
+	case FormatCSV:
+		return writeCSV(w, rep)
+	case FormatJSON:
+		return writeJSON(w, rep)
+	}
+	return fmt.Errorf("slurm: unknown format %q (want text, csv or json)", format)
+}
+
+func hours(s ledger.GPUSeconds) float64 { return float64(s) / 3600 }
+
+func modeName(m ledger.Mode) string {
+	if m == ledger.QuotaShare {
+		return "quota"
+	}
+	return "demand"
+}
+
+func writeText(w io.Writer, rep *Report) error {
+	hl := ""
+	if rep.HalfLife > 0 {
+		hl = ", half-life " + rep.HalfLife.String()
+	}
+	if _, err := fmt.Fprintf(w, "window %s .. %s, %d GPUs, %s mode%s, %d jobs\n",
+		rep.From.Format(TimeLayout), rep.To.Format(TimeLayout), rep.Capacity, modeName(rep.Mode), hl, rep.Jobs); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "Account\tRawShares\tNormShares\tGPUh-Used\tGPUh-Owed\tRho\tRank\t\n")
+	fmt.Fprint(tw, "----------\t---------\t----------\t---------\t---------\t------\t----\t\n")
+	for _, r := range rep.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.3f\t%.3f\t%s\t%d\t\n", r.Account,
+			strconv.FormatFloat(r.RawShares, 'g', -1, 64), r.NormShares, hours(r.Used), hours(r.Owed), r.Rho, r.Rank)
+	}
+	return tw.Flush()
+}
+
+func writeCSV(w io.Writer, rep *Report) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"account", "raw_shares", "norm_shares", "used_gpu_hours", "owed_gpu_hours",
+		"used_gpu_seconds", "owed_gpu_seconds", "rho", "rank"})
+	for _, r := range rep.Rows {
+		_ = cw.Write([]string{r.Account,
+			strconv.FormatFloat(r.RawShares, 'g', -1, 64),
+			strconv.FormatFloat(r.NormShares, 'f', 6, 64),
+			strconv.FormatFloat(hours(r.Used), 'f', 6, 64),
+			strconv.FormatFloat(hours(r.Owed), 'f', 6, 64),
+			strconv.FormatFloat(float64(r.Used), 'f', 3, 64),
+			strconv.FormatFloat(float64(r.Owed), 'f', 3, 64),
+			r.Rho.String(),
+			strconv.Itoa(r.Rank)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+type jsonRow struct {
+	Account        string     `json:"account"`
+	RawShares      float64    `json:"raw_shares"`
+	NormShares     float64    `json:"norm_shares"`
+	UsedGPUHours   float64    `json:"used_gpu_hours"`
+	OwedGPUHours   float64    `json:"owed_gpu_hours"`
+	UsedGPUSeconds float64    `json:"used_gpu_seconds"`
+	OwedGPUSeconds float64    `json:"owed_gpu_seconds"`
+	Rho            ledger.Rho `json:"rho"`
+	Rank           int        `json:"rank"`
+}
+
+type jsonReport struct {
+	From     time.Time      `json:"from"`
+	To       time.Time      `json:"to"`
+	Now      time.Time      `json:"now"`
+	Mode     string         `json:"mode"`
+	Capacity int            `json:"capacity"`
+	HalfLife string         `json:"half_life,omitempty"`
+	Jobs     int            `json:"jobs"`
+	Ignored  map[string]int `json:"ignored,omitempty"`
+	Skipped  map[string]int `json:"skipped,omitempty"`
+	Accounts []jsonRow      `json:"accounts"`
+}
+
+func writeJSON(w io.Writer, rep *Report) error {
+	out := jsonReport{From: rep.From, To: rep.To, Now: rep.Now, Mode: modeName(rep.Mode),
+		Capacity: int(rep.Capacity), Jobs: rep.Jobs, Ignored: rep.Ignored, Skipped: rep.Skipped,
+		Accounts: []jsonRow{}}
+	if rep.HalfLife > 0 {
+		out.HalfLife = rep.HalfLife.String()
+	}
+	for _, r := range rep.Rows {
+		out.Accounts = append(out.Accounts, jsonRow{r.Account, r.RawShares, r.NormShares,
+			hours(r.Used), hours(r.Owed), float64(r.Used), float64(r.Owed), r.Rho, r.Rank})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,200 @@
+package slurm
+
+import (
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// SshareCommand is the sshare invocation whose output ParseSshare reads.
+const SshareCommand = "sshare -a -P"
+
+// Share is an account of the sshare tree and its RawShares.
+type Share struct {
+	Account string
+	Parent  string // the parent account; "root" for top-level accounts
+	Depth   int    // 1 for top-level accounts (sshare's indentation)
+	// RawShares is the account's share. An account whose shares are
+	// "parent" takes the RawShares of its nearest ancestor that has a
+	// number, or 1 when that ancestor is root (Inherited is then true).
+	RawShares float64
+	Inherited bool
+	Line      int
+}
+
+var sshareKnown = map[string]bool{"account": true, "cluster": true}
+
+// ParseSshare reads `sshare -a -P` output. It keeps the account rows (those
+// with an empty User column) except root, in input order, and skips user
+// rows. sshare indents the Account column by depth; the indentation gives
+// each account's parent. The hierarchy is otherwise flattened: every
+// account is a tenant with its RawShares as weight. Columns Account, User
+// and RawShares are found by the header (without one, they are the first
+// three). Complexity O(bytes).
+func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
+	const src = "sshare"
+	ls := newLines(r, src)
+	skipped := Skipped{}
+	type anc struct {
+		name   string
+		depth  int
+		shares float64 // NaN for root or when unknown
+	}
+	var stack []anc
+	var out []Share
+	seen := map[string]int{}
+	ai, ui, ri := 0, 1, 2
+	first := true
+	fail := func(err error) error {
+		if !opts.Lenient {
+			return err
+		}
+		skipped.add(err)
+		return nil
+	}
+	for ls.next() {
+		if strings.TrimSpace(ls.text) == "" {
+			continue
+		}
+		fields := strings.Split(ls.text, "|")
+		if first {
+			first = false
+			if idx, ok := headerIndex(fields, sshareKnown); ok {
+				var okA, okU, okR bool
+				ai, okA = idx["account"]
+				ui, okU = idx["user"]
+				ri, okR = idx["rawshares"]
+				if !okA || !okU || !okR {
+					return nil, nil, perr(src, ls.n, "", ls.text, ErrHeader, "need Account, User and RawShares")
+				}
+				continue
+			}
+		}
+		if len(fields) <= max(ai, ui, ri) {
+			if err := fail(perr(src, ls.n, "", ls.text, ErrMalformed, "too few fields")); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		raw := fields[ai]
+		name := strings.TrimLeft(raw, " ")
+		depth := len(raw) - len(name)
+		name = strings.TrimSpace(name)
+		if strings.TrimSpace(fields[ui]) != "" {
+			continue // a user row
+		}
+		if !validName(name) {
+			if err := fail(perr(src, ls.n, "Account", raw, ErrMalformed, "not an account name")); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
+			stack = stack[:len(stack)-1]
+		}
+		if depth == 0 {
+			stack = append(stack, anc{name, 0, math.NaN()})
+			continue // root
+		}
+		rs := strings.TrimSpace(fields[ri])
+		sh := Share{Account: name, Parent: "root", Depth: depth, Line: ls.n}
+		if len(stack) > 0 {
+			sh.Parent = stack[len(stack)-1].name
+		}
+		if strings.EqualFold(rs, "parent") {
+			sh.RawShares, sh.Inherited = 1, true
+			for i := len(stack) - 1; i >= 0; i-- {
+				if !math.IsNaN(stack[i].shares) {
+					sh.RawShares = stack[i].shares
+					break
+				}
+			}
+		} else {
+			v, err := strconv.ParseFloat(rs, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				if err := fail(perr(src, ls.n, "RawShares", rs, ErrMalformed, "not a share count")); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+			sh.RawShares = v
+		}
+		if prev, dup := seen[name]; dup {
+			if err := fail(perr(src, ls.n, "Account", name, ErrDuplicate, "also on line %d", prev)); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		seen[name] = ls.n
+		stack = append(stack, anc{name, depth, sh.RawShares})
+		out = append(out, sh)
+	}
+	if err := ls.err(); err != nil {
+		return nil, nil, err
+	}
+	return out, skipped, nil
+}
+
+// Weights returns the account → RawShares map of shares.
+func Weights(shares []Share) map[string]float64 {
+	w := make(map[string]float64, len(shares))
+	for _, s := range shares {
+		w[s.Account] = s.RawShares
+	}
+	return w
+}
+
+// ParseWeights reads a weights file: one "account,weight" per line, blank
+// lines and lines starting with '#' ignored, an optional first line
+// "account,weight" as header. Weights are non-negative finite numbers; an
+// account listed twice is ErrDuplicate. Complexity O(bytes).
+func ParseWeights(r io.Reader, opts Options) (map[string]float64, Skipped, error) {
+	const src = "weights"
+	ls := newLines(r, src)
+	skipped := Skipped{}
+	out := map[string]float64{}
+	lineOf := map[string]int{}
+	first := true
+	for ls.next() {
+		t := strings.TrimSpace(ls.text)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		acct, ws, ok := strings.Cut(t, ",")
+		acct, ws = strings.TrimSpace(acct), strings.TrimSpace(ws)
+		if first {
+			first = false
+			if strings.EqualFold(acct, "account") && strings.EqualFold(ws, "weight") {
+				continue
+			}
+		}
+		var err error
+		w, perr2 := strconv.ParseFloat(ws, 64)
+		switch {
+		case !ok || strings.Contains(ws, ","):
+			err = perr(src, ls.n, "", t, ErrMalformed, "want account,weight")
+		case !validName(acct):
+			err = perr(src, ls.n, "account", acct, ErrMalformed, "not an account name")
+		case perr2 != nil || w < 0 || math.IsInf(w, 0) || math.IsNaN(w):
+			err = perr(src, ls.n, "weight", ws, ErrMalformed, "not a non-negative number")
+		default:
+			if prev, dup := lineOf[acct]; dup {
+				err = perr(src, ls.n, "account", acct, ErrDuplicate, "also on line %d", prev)
+			}
+		}
+		if err != nil {
+			if !opts.Lenient {
+				return nil, nil, err
+			}
+			skipped.add(err)
+			continue
+		}
+		out[acct] = w
+		lineOf[acct] = ls.n
+	}
+	if err := ls.err(); err != nil {
+		return nil, nil, err
+	}
+	return out, skipped, nil
+}
