@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
@@ -217,20 +218,23 @@ func (r *Reader) nextBuffered() (Job, error) {
 				r.buf = nil
 				return Job{}, err
 			}
-			if _, dup := r.seen[j.ID]; dup {
-				err = r.rowErr(j.Line, r.cols.idName(), j.ID, ErrDuplicateID)
-				if r.skip(err) {
-					continue
+			if r.cols.id >= 0 { // generated ids (pollux-<line>) are unique by construction
+				if _, dup := r.seen[j.ID]; dup {
+					err = r.rowErr(j.Line, r.cols.idName(), j.ID, ErrDuplicateID)
+					if r.skip(err) {
+						continue
+					}
+					r.err = err
+					r.buf = nil
+					return Job{}, err
 				}
-				r.err = err
-				r.buf = nil
-				return Job{}, err
+				r.seen[j.ID] = struct{}{}
 			}
-			r.seen[j.ID] = struct{}{}
 			r.buf = append(r.buf, j)
 		}
 		r.seen = nil // ids are checked; the set is no longer needed
-		slices.SortStableFunc(r.buf, func(a, b Job) int { return a.Submit.Compare(b.Submit) })
+		// (submit, line) is unique, so an unstable sort is deterministic.
+		slices.SortFunc(r.buf, func(a, b Job) int { return cmp.Or(a.Submit.Compare(b.Submit), cmp.Compare(a.Line, b.Line)) })
 	}
 	if len(r.buf) == 0 {
 		r.buf = nil
