@@ -7,25 +7,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // WriteTable writes the summaries as an aligned text table: one row per
 // metric, one column per summary (policy), in the order given. Shares are
 // percentages with two decimals, times seconds with one decimal.
 func WriteTable(w io.Writer, sums ...Summary) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var grid [][]string
 	row := func(name string, cell func(s Summary) string) {
-		var b strings.Builder
-		b.WriteString(name)
-		b.WriteByte('\t')
+		r := []string{name}
 		for _, s := range sums {
-			b.WriteString(cell(s))
-			b.WriteByte('\t')
+			r = append(r, cell(s))
 		}
-		b.WriteByte('\n')
-		io.WriteString(tw, b.String())
+		grid = append(grid, r)
 	}
 	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', 2, 64) + " %" }
 	secs := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
@@ -80,7 +76,41 @@ func WriteTable(w io.Writer, sums ...Summary) error {
 	for _, reason := range excludedReasons(sums) {
 		row("excluded: "+reason, func(s Summary) string { return strconv.Itoa(s.Excluded[reason]) })
 	}
-	return tw.Flush()
+	return writeGrid(w, grid)
+}
+
+// writeGrid writes rows of cells, the first column left-aligned and the
+// others right-aligned, two spaces apart; widths count runes.
+func writeGrid(w io.Writer, grid [][]string) error {
+	var width []int
+	for _, r := range grid {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range grid {
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			switch {
+			case i == 0:
+				b.WriteString(c)
+				if len(r) > 1 {
+					b.WriteString(pad)
+				}
+			default:
+				b.WriteString("  ")
+				b.WriteString(pad)
+				b.WriteString(c)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func intervalLengths(sums []Summary) []time.Duration {
@@ -121,18 +151,17 @@ func fmtInterval(d time.Duration) string {
 // WriteQuotas writes tenant quotas as an aligned table: tenant, weight and
 // share of the total in percent, sorted by tenant.
 func WriteQuotas(w io.Writer, quotas map[string]float64) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	total := 0.0
 	for _, v := range quotas {
 		total += v
 	}
-	fmt.Fprintf(tw, "tenant\tweight\tshare\t\n")
+	grid := [][]string{{"tenant", "weight", "share"}}
 	for _, t := range slices.Sorted(maps.Keys(quotas)) {
 		share := 0.0
 		if total > 0 {
 			share = quotas[t] / total
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s %%\t\n", t, strconv.FormatFloat(quotas[t], 'g', 6, 64), strconv.FormatFloat(100*share, 'f', 2, 64))
+		grid = append(grid, []string{t, strconv.FormatFloat(quotas[t], 'g', 6, 64), strconv.FormatFloat(100*share, 'f', 2, 64) + " %"})
 	}
-	return tw.Flush()
+	return writeGrid(w, grid)
 }

@@ -1,0 +1,88 @@
+package metrics
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestWriteCSV(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	runs := twoRuns()
+	if err := WriteCSV(dir, runs...); err != nil {
+		t.Fatal(err)
+	}
+	jobs := readCSV(t, filepath.Join(dir, JobsCSV))
+	if len(jobs) != 1+2*5 {
+		t.Fatalf("%d job rows, want 11", len(jobs))
+	}
+	// Rows of the first run, sorted by (submit, id): a, b, c, d, e.
+	want := [][]string{
+		{"astraea", "a", "x", "1", "2020-09-07T00:00:00Z", "2020-09-07T00:00:00Z", "2020-09-07T00:01:40Z", "100", "0", "0", "100", "1", "1", "0", "COMPLETED"},
+		{"astraea", "b", "x", "2", "2020-09-07T00:00:00Z", "2020-09-07T00:01:40Z", "2020-09-07T00:05:00Z", "200", "0", "100", "300", "1.5", "0.5", "0", "FAILED"},
+		{"astraea", "c", "y", "1", "2020-09-07T00:00:10Z", "2020-09-07T00:00:20Z", "2020-09-07T00:00:20Z", "0", "0", "10", "10", "10", "1", "0", ""},
+	}
+	for i, w := range want {
+		if got := jobs[1+i]; !equal(got, w) {
+			t.Errorf("row %d:\n got %q\nwant %q", i+1, got, w)
+		}
+	}
+	if e := jobs[5]; e[1] != "e" || e[6] != "" || e[9] != "" || e[10] != "" {
+		t.Errorf("an unfinished job must leave end, queue and JCT empty: %q", e)
+	}
+	if jobs[6][0] != "yarn-cs" {
+		t.Errorf("second run's rows must follow the first's: %q", jobs[6])
+	}
+	tenants := readCSV(t, filepath.Join(dir, TenantsCSV))
+	if len(tenants) != 1+2*4 || !equal(tenants[1], []string{"astraea", "x", "3600", "2020-09-07T00:00:00Z", "2020-09-07T01:00:00Z", "1800", "3600", "0.5"}) {
+		t.Errorf("tenants.csv: %q", tenants[:2])
+	}
+	util := readCSV(t, filepath.Join(dir, UtilizationCSV))
+	if len(util) != 1+2*3 || !equal(util[2], []string{"astraea", "2020-09-07T00:01:40Z", "8", "8"}) {
+		t.Errorf("utilization.csv: %q", util)
+	}
+	// Deterministic.
+	dir2 := t.TempDir()
+	if err := WriteCSV(dir2, runs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{JobsCSV, TenantsCSV, UtilizationCSV} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(dir2, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two writes", f)
+		}
+	}
+	if err := WriteCSV(dir, runs[0], runs[0]); !errors.Is(err, ErrDuplicatePolicy) {
+		t.Errorf("duplicate policies: %v", err)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
