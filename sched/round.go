@@ -45,6 +45,7 @@ type cand struct {
 	tenant int32
 	status status
 	moved  bool         // a running candidate whose GPUs were granted to by
+	freed  bool         // a running candidate released from the placer
 	by     ledger.JobID // who preempted it
 	reason int32        // 1 + index into round.reasons; 0 = none
 }
@@ -60,19 +61,6 @@ type tenantRec struct {
 type gpuKey struct {
 	node string
 	gpu  int
-}
-
-type opKind uint8
-
-const (
-	opAllocate opKind = iota
-	opRelease
-)
-
-type op struct {
-	kind opKind
-	id   string
-	p    placement.Placement
 }
 
 type round struct {
@@ -95,7 +83,6 @@ type round struct {
 	expHeld int // GPUs held by running candidates not yet decided
 	owners  map[gpuKey]int32
 	memo    map[ledger.GPUs]Reason // demands that failed in the current state
-	log     []op
 	full    bool
 	steps   int
 	res     Result
@@ -203,6 +190,8 @@ func newRound(in Input, opts Options) (*round, error) {
 	r.cands = make([]cand, n)
 	seen := make(map[ledger.JobID]struct{}, n)
 	tenantIndex := make(map[ledger.TenantID]int32)
+	var lastTenant int32
+	var lastID ledger.TenantID
 	var counts []int32
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
@@ -236,12 +225,12 @@ func newRound(in Input, opts Options) (*round, error) {
 			}
 			r.running = append(r.running, int32(i))
 			r.expHeld += int(c.Demand)
-		} else if alloc != nil {
-			if _, ok := alloc.Allocation(string(c.Job)); ok {
-				return nil, bad(ErrInvalidCandidate, "not running but already holds GPUs in the placer")
-			}
 		}
-		ti, ok := tenantIndex[c.Tenant]
+		// Candidates usually come grouped by tenant: skip the map then.
+		ti, ok := lastTenant, i > 0 && c.Tenant == lastID
+		if !ok {
+			ti, ok = tenantIndex[c.Tenant]
+		}
 		if !ok {
 			acct, ok := in.Accounts.TenantAccount(c.Tenant)
 			if !ok {
@@ -263,6 +252,7 @@ func newRound(in Input, opts Options) (*round, error) {
 			})
 			counts = append(counts, 0)
 		}
+		lastTenant, lastID = ti, c.Tenant
 		jacct, ok := in.Accounts.JobAccount(c.Job)
 		if !ok {
 			return nil, bad(ErrUnknownJob, "job has no account")
@@ -285,6 +275,12 @@ func newRound(in Input, opts Options) (*round, error) {
 	}
 	r.candLT = r.candBefore
 	r.tenLT = r.tenantBefore
+	// Every grant takes at least one GPU: at most free + expiring grants.
+	if r.free != nil {
+		if g := min(n, r.free()+r.expHeld, 4096); g > 0 {
+			r.res.Grants = make([]Grant, 0, g)
+		}
+	}
 	for ti := range r.tenants {
 		heapInit(r.tenants[ti].heap, r.candLT)
 	}
@@ -399,33 +395,52 @@ func (r *round) placerErr(ci int32, what string, err error) error {
 	return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrPlacer, Msg: what, Cause: err}
 }
 
-func (r *round) allocate(id string, p placement.Placement) error {
-	if err := r.p.Allocate(id, p); err != nil {
+// allocErr reports a failed allocation of a new placement. A pending
+// candidate that already holds GPUs under its id is the caller's mistake
+// (ErrInvalidCandidate, found only when it is granted, since checking every
+// pending candidate up front would cost a lookup each); anything else is the
+// placer's.
+func (r *round) allocErr(ci int32, err error) error {
+	if errors.Is(err, placement.ErrDuplicateAllocation) {
+		c := r.cands[ci].c
+		return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrInvalidCandidate,
+			Msg: "not running but already holds GPUs in the placer", Cause: err}
+	}
+	return r.placerErr(ci, "allocate", err)
+}
+
+// allocate gives a new placement to candidate ci.
+func (r *round) allocate(ci int32, p placement.Placement) error {
+	if err := r.p.Allocate(string(r.cands[ci].c.Job), p); err != nil {
 		return err
 	}
-	r.log = append(r.log, op{kind: opAllocate, id: id})
+	r.cands[ci].status = granted
 	return nil
 }
 
-func (r *round) release(id string) error {
-	p, err := r.p.Release(id)
-	if err != nil {
+// release frees running candidate ci.
+func (r *round) release(ci int32) error {
+	if _, err := r.p.Release(string(r.cands[ci].c.Job)); err != nil {
 		return err
 	}
-	r.log = append(r.log, op{kind: opRelease, id: id, p: p})
+	r.cands[ci].freed = true
 	return nil
 }
 
+// undo restores the Placer as it was before the round: the new grants are
+// released and the released running jobs are allocated again. The state of
+// the candidates says exactly what was done, so no log is kept.
 func (r *round) undo() {
-	for i := len(r.log) - 1; i >= 0; i-- {
-		switch o := r.log[i]; o.kind {
-		case opAllocate:
-			_, _ = r.p.Release(o.id)
-		case opRelease:
-			_ = r.p.Allocate(o.id, o.p)
+	for i := range r.cands {
+		if r.cands[i].status == granted {
+			_, _ = r.p.Release(string(r.cands[i].c.Job))
 		}
 	}
-	r.log = nil
+	for _, e := range r.running {
+		if r.cands[e].freed {
+			_ = r.p.Allocate(string(r.cands[e].c.Job), r.cands[e].c.Placement)
+		}
+	}
 }
 
 func (r *round) changed() {
@@ -458,15 +473,14 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 	d := int(c.Demand)
 	q, err := r.p.Place(d)
 	if err == nil {
-		if err := r.allocate(id, q); err != nil {
-			return false, r.placerErr(ci, "allocate", err)
+		if err := r.allocate(ci, q); err != nil {
+			return false, r.allocErr(ci, err)
 		}
 		if r.a != nil {
 			if err := r.a.Allocate(id, q); err != nil {
 				return false, r.placerErr(ci, "allocate in the optimistic view", err)
 			}
 		}
-		r.cands[ci].status = granted
 		r.changed()
 		r.grant(ci, ti, stage, New, q, nil)
 		return true, nil
@@ -481,15 +495,15 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 			victims := r.victims(q)
 			for _, v := range victims {
 				vc := r.cands[v].c
-				if err := r.release(string(vc.Job)); err != nil {
+				if err := r.release(v); err != nil {
 					return false, r.placerErr(v, "release preempted job", err)
 				}
 				r.cands[v].moved = true
 				r.cands[v].by = c.Job
 				r.expHeld -= int(vc.Demand)
 			}
-			if err := r.allocate(id, q); err != nil {
-				return false, r.placerErr(ci, "allocate", err)
+			if err := r.allocate(ci, q); err != nil {
+				return false, r.allocErr(ci, err)
 			}
 			if r.a != nil {
 				if err := r.a.Allocate(id, q); err != nil {
@@ -500,7 +514,6 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 			for _, v := range victims {
 				ids = append(ids, r.cands[v].c.Job)
 			}
-			r.cands[ci].status = granted
 			r.changed()
 			r.grant(ci, ti, stage, New, q, ids)
 			return true, nil
@@ -660,10 +673,17 @@ func (r *round) fail(ci, ti int32, stage Stage, rs Reason) {
 func (r *round) finish() error {
 	for _, e := range r.running {
 		if r.undecidedHolder(e) {
-			if err := r.release(string(r.cands[e].c.Job)); err != nil {
+			if err := r.release(e); err != nil {
 				return r.placerErr(e, "release expiring job", err)
 			}
 		}
+	}
+	if len(r.res.Grants) == 0 {
+		r.res.Grants = nil
+	}
+	waiting := len(r.cands) - len(r.res.Grants)
+	if waiting > 0 {
+		r.res.Waiting = make([]Wait, 0, waiting)
 	}
 	for i := range r.cands {
 		cd := &r.cands[i]

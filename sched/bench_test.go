@@ -1,0 +1,134 @@
+package sched
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
+)
+
+// benchRound builds a round at the scale of a large shared cluster:
+// 10,000 nodes × 8 GPUs, 1,000 tenants, 100,000 candidates. busy is the
+// fraction of GPUs held by running jobs before the round; a fiftieth of
+// the running jobs expire now and are candidates, the rest of the
+// candidates are pending. Demands follow a production-like mix (mostly 1
+// GPU, some 2-8, a few 16-32).
+func benchRound(b testing.TB, busy float64) (*placement.Cluster, Input) {
+	const (
+		nodes      = 10_000
+		tenants    = 1_000
+		candidates = 100_000
+	)
+	rng := rand.New(rand.NewPCG(1, 2))
+	ns := make([]placement.Node, nodes)
+	for i := range ns {
+		ns[i] = placement.Node{ID: fmt.Sprintf("node-%05d", i), GPUs: 8, Topology: []string{fmt.Sprintf("rack-%03d", i/40)}}
+	}
+	cl, err := placement.NewCluster(ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	demand := func() int {
+		switch x := rng.IntN(100); {
+		case x < 60:
+			return 1
+		case x < 75:
+			return 2
+		case x < 85:
+			return 4
+		case x < 97:
+			return 8
+		case x < 99:
+			return 16
+		default:
+			return 32
+		}
+	}
+	acc := newAccounts()
+	for k := range tenants {
+		fair := ledger.GPUSeconds(1e6 * (1 + rng.Float64()))
+		acc.tenant(ledger.TenantID(fmt.Sprintf("tenant-%04d", k)), ledger.GPUSeconds(rng.Float64())*2*fair, fair, 80)
+	}
+	t := func() ledger.TenantID { return ledger.TenantID(fmt.Sprintf("tenant-%04d", rng.IntN(tenants))) }
+	var cands []Candidate
+	target := int(busy * float64(cl.Capacity()))
+	for j := 0; cl.Capacity()-cl.Free() < target; j++ {
+		id := ledger.JobID(fmt.Sprintf("run-%06d", j))
+		d := demand()
+		q, err := cl.Place(d)
+		if err != nil {
+			continue
+		}
+		if err := cl.Allocate(string(id), q); err != nil {
+			b.Fatal(err)
+		}
+		if j%50 == 0 {
+			acc.job(id, ledger.Rho(rng.Float64()*2))
+			cands = append(cands, Candidate{Job: id, Tenant: t(), Demand: ledger.GPUs(d), Submit: t0.Add(-time.Duration(rng.IntN(1e6)) * time.Second), Running: true, Placement: q, Leases: 1 + rng.IntN(20)})
+		}
+	}
+	for j := 0; len(cands) < candidates; j++ {
+		id := ledger.JobID(fmt.Sprintf("job-%06d", j))
+		acc.job(id, ledger.Rho(rng.Float64()))
+		cands = append(cands, Candidate{Job: id, Tenant: t(), Demand: ledger.GPUs(demand()), Submit: t0.Add(-time.Duration(rng.IntN(1e6)) * time.Second), Leases: rng.IntN(2)})
+	}
+	return cl, Input{Accounts: acc, Candidates: cands, Lease: lease}
+}
+
+// BenchmarkRound measures one round with 1,000 tenants, 100,000 candidates
+// and 10,000 nodes (80,000 GPUs), from an idle cluster and from one that is
+// 90 % busy. The clone of the cluster each iteration needs is excluded.
+func BenchmarkRound(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		busy   float64
+		reward Reward
+	}{
+		{"idle/neg-rho", 0, nil},
+		{"idle/new-job-first", 0, NewJobFirst},
+		{"busy90/neg-rho", 0.9, nil},
+		{"busy90/new-job-first", 0.9, NewJobFirst},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cl, in := benchRound(b, bc.busy)
+			b.ReportAllocs()
+			var grants, waiting int
+			var cpu time.Duration
+			n := 0
+			for b.Loop() {
+				b.StopTimer()
+				in.Placer = cl.Clone()
+				c0 := cpuTime()
+				b.StartTimer()
+				res, err := Round(in, Options{Reward: bc.reward})
+				b.StopTimer()
+				cpu += cpuTime() - c0
+				n++
+				b.StartTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				grants, waiting = len(res.Grants), len(res.Waiting)
+			}
+			b.ReportMetric(float64(grants), "grants")
+			b.ReportMetric(float64(waiting), "waiting")
+			// CPU time of the process (user + system) per round: on a loaded
+			// machine it is a steadier figure than wall time. Run with -cpu 1
+			// so that it counts one core.
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+		})
+	}
+}
+
+// cpuTime is the CPU time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
