@@ -94,14 +94,14 @@ command -v go >/dev/null 2>&1 || unavailable "go is not on PATH"
 stop_daemons
 rm -rf "$WORK"
 mkdir -p "$WORK"/{etc,run,log,state,spool,db,munge,out,bin,dev}
-# four stand-in GPU device files: slurmd only counts them, nothing opens them
+# four stand-in GPU device files: slurmd counts them (it logs that they are
+# not device nodes, which is harmless); no job opens them
 touch "$WORK"/dev/nvidia{0,1,2,3}
 chmod 700 "$WORK/munge"
 trap 'stop_daemons' EXIT
 
 DBPORT=${ASTRAEA_SLURM_DBPORT:-33061}
 NODE=localhost
-NCPU=$(nproc)
 export SLURM_CONF=$WORK/etc/slurm.conf
 
 say "building astraea-slurm"
@@ -195,7 +195,8 @@ InactiveLimit=0
 MinJobAge=300
 KillWait=5
 Waittime=0
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$NCPU RealMemory=1000 Gres=gpu:4 State=UNKNOWN
+SlurmdParameters=config_overrides
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
 PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
 
@@ -206,15 +207,125 @@ EOF
 
 # ---------------------------------------------------------------- daemons
 slurmdbd >>"$WORK/log/slurmdbd.log" 2>&1 || unavailable "slurmdbd does not start"
+say "slurmdbd started after $(( $(date +%s) - T_START )) s"
 TIMEOUT=40 wait_for sacctmgr -n list cluster || unavailable "slurmdbd does not answer"
 sacctmgr -i add cluster astraea >/dev/null 2>&1
 sacctmgr -i add account team-a Fairshare=3 Description=a Organization=astraea >/dev/null || fail "add account team-a"
 sacctmgr -i add account team-b Fairshare=1 Description=b Organization=astraea >/dev/null || fail "add account team-b"
 sacctmgr -i add user root Account=team-a,team-b DefaultAccount=team-a >/dev/null || fail "add user root"
 
+say "accounts created after $(( $(date +%s) - T_START )) s"
 slurmctld -i >>"$WORK/log/slurmctld.log" 2>&1 || unavailable "slurmctld does not start"
 TIMEOUT=40 wait_for scontrol ping || unavailable "slurmctld does not answer"
 slurmd -N "$NODE" >>"$WORK/log/slurmd.log" 2>&1 || unavailable "slurmd does not start"
 node_idle() { sinfo -h -N -o '%T' | grep -q -E '^(idle|mixed|allocated)'; }
 TIMEOUT=40 wait_for node_idle || unavailable "node $NODE did not become idle: $(sinfo -h -N -o '%T %E' 2>&1)"
 say "cluster up after $(( $(date +%s) - T_START )) s"
+
+# ---------------------------------------------------------------- jobs
+now_local() { date +%Y-%m-%dT%H:%M:%S; }
+submit() { sbatch --parsable -n1 -o /dev/null "$@" || fail "sbatch $*"; }
+job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+is_state() { [ "$(job_state "$1")" = "$2" ]; }
+all_done() {
+  local j
+  for j in "$@"; do is_state "$j" COMPLETED || return 1; done
+}
+
+T0=$(now_local)
+sleep 1
+# team-a: 2 GPUs × 5 s; team-b: 1 GPU × 4 s, and 1 GPU × 6 s after a requeue
+J1=$(submit -A team-a --gres=gpu:2 --wrap 'sleep 5')
+J2=$(submit -A team-b --gres=gpu:1 --wrap 'sleep 4')
+J4=$(submit -A team-b --gres=gpu:1 --requeue --wrap 'sleep 6')
+TIMEOUT=30 wait_for is_state "$J4" RUNNING || fail "job $J4 did not start"
+scontrol requeue "$J4" || fail "scontrol requeue $J4"
+# Slurm holds a requeued job back for a while (its begin time moves on);
+# once it is pending again, let it start at once.
+TIMEOUT=30 wait_for is_state "$J4" PENDING || fail "job $J4 was not requeued"
+scontrol update JobId="$J4" StartTime=now || fail "releasing requeued job $J4"
+# team-a: 1 GPU × 3 s
+J3=$(submit -A team-a --gres=gpu:1 --wrap 'sleep 3')
+TIMEOUT=90 wait_for all_done "$J1" "$J2" "$J3" "$J4" ||
+  fail "jobs did not complete: $(squeue -h -o '%i %T %r' 2>&1)"
+sleep 1
+T1=$(now_local)
+say "finished jobs from $T0 to $T1"
+
+# One job still running when the accounting is taken (billed up to -now),
+# and two pending ones for the SiteFactor updates.
+J5=$(submit -A team-a --gres=gpu:1 --wrap 'sleep 120')
+J6=$(submit -A team-a --gres=gpu:1 --begin=now+3600 --wrap 'sleep 1')
+J7=$(submit -A team-b --gres=gpu:2 --hold --wrap 'sleep 1')
+TIMEOUT=30 wait_for is_state "$J5" RUNNING || fail "job $J5 did not start"
+sleep 3
+
+OUT=$WORK/out
+sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State -S "$T0" >"$OUT/sacct.txt" || fail sacct
+NOW=$(now_local)
+sshare -a -P >"$OUT/sshare.txt" || fail sshare
+squeue -h -t PD -o '%i|%a|%b' >"$OUT/squeue.txt" || fail squeue
+sinfo -h -N -o '%n|%G' >"$OUT/sinfo.txt" || fail sinfo
+printf 'T0=%s\nT1=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7" >"$OUT/times.txt"
+if [ -n "$CAPTURE" ]; then
+  mkdir -p "$CAPTURE" && cp "$OUT"/*.txt "$CAPTURE"/ && say "captured outputs in $CAPTURE"
+fi
+scancel "$J5" 2>/dev/null
+
+# ---------------------------------------------------------------- checks
+AS=$WORK/bin/astraea-slurm
+COMMON=(-sacct "$OUT/sacct.txt" -sshare "$OUT/sshare.txt" -sinfo "$OUT/sinfo.txt" -tz Local -now "$NOW")
+"$AS" "${COMMON[@]}" -mode quota -from "$T0" -to "$T1" -format csv >"$OUT/window.csv" || fail "astraea-slurm (window)"
+"$AS" "${COMMON[@]}" -mode quota -format csv >"$OUT/now.csv" || fail "astraea-slurm (up to now)"
+"$AS" "${COMMON[@]}" -mode quota -from "$T0" -to "$T1" >"$OUT/window.txt" || fail "astraea-slurm (text)"
+cat "$OUT/window.txt"
+
+secs() { date -d "$1" +%s; }
+W=$(( $(secs "$T1") - $(secs "$T0") ))
+RUN5=$(( $(secs "$NOW") - $(secs "$T1") ))
+field() { awk -F, -v a="$2" -v c="$3" 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR>1&&$1==a{print $(h[c])}' "$1"; }
+# check NAME VALUE LOW HIGH
+check() {
+  if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN{exit !(v>=lo-1e-9 && v<=hi+1e-9)}'; then
+    say "ok   $1 = $2 (expected $3 .. $4)"
+  else
+    fail "$1 = $2, expected $3 .. $4"
+  fi
+}
+ua=$(field "$OUT/window.csv" team-a used_gpu_seconds)
+ub=$(field "$OUT/window.csv" team-b used_gpu_seconds)
+oa=$(field "$OUT/window.csv" team-a owed_gpu_seconds)
+ob=$(field "$OUT/window.csv" team-b owed_gpu_seconds)
+ra=$(field "$OUT/window.csv" team-a rho)
+rb=$(field "$OUT/window.csv" team-b rho)
+# Submitted: team-a 2×5 + 1×3 = 13 GPU·s; team-b 1×4 + 1×6 (+ the requeued
+# run's first seconds) = 10. Slurm rounds times to seconds: allow −1 s and
+# +2 s per job and GPU, and 3 s more for the run cut short by the requeue.
+check "team-a GPU-seconds" "$ua" $(( 13 - 3 )) $(( 13 + 6 ))
+check "team-b GPU-seconds" "$ub" $(( 10 - 2 )) $(( 10 + 4 + 3 ))
+# Quota mode (Eq. 16), shares 3:1 on 4 GPUs: owed = 3 and 1 GPUs × window.
+check "team-a owed" "$oa" $(( 3 * W )) $(( 3 * W ))
+check "team-b owed" "$ob" "$W" "$W"
+check "team-a rho" "$ra" "$(awk -v u="$ua" -v o="$oa" 'BEGIN{printf "%.4f", u/o - 0.0001}')" "$(awk -v u="$ua" -v o="$oa" 'BEGIN{printf "%.4f", u/o + 0.0001}')"
+check "team-b rho" "$rb" "$(awk -v u="$ub" -v o="$ob" 'BEGIN{printf "%.4f", u/o - 0.0001}')" "$(awk -v u="$ub" -v o="$ob" 'BEGIN{printf "%.4f", u/o + 0.0001}')"
+# The running job is billed up to -now: 1 GPU from its start (T1 .. T1+3 s).
+ua2=$(field "$OUT/now.csv" team-a used_gpu_seconds)
+check "team-a GPU-seconds up to now" "$(awk -v a="$ua2" -v b="$ua" 'BEGIN{print a-b}')" $(( RUN5 - 4 )) "$RUN5"
+
+# SiteFactor: the account with the lower rho gets the maximum, the other 0.
+"$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 >"$OUT/sitefactor.txt" ||
+  fail "astraea-slurm -squeue"
+cat "$OUT/sitefactor.txt"
+first=$(awk -F, 'NR>1&&$9==1{print $1}' "$OUT/now.csv")
+if [ "$first" = team-a ]; then fa=1000 fb=0; else fa=0 fb=1000; fi
+grep -qx "scontrol update JobId=$J6 SiteFactor=$fa" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J6 (team-a)"
+grep -qx "scontrol update JobId=$J7 SiteFactor=$fb" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J7 (team-b)"
+say "ok   SiteFactor lines"
+"$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 -apply >/dev/null ||
+  fail "astraea-slurm -apply"
+# With every other priority weight at 0, the site factor is the priority.
+prio=$(squeue -h -j "$J6" -o '%Q')
+check "priority of job $J6 after -apply" "$prio" 1000 1000
+scancel "$J6" "$J7" 2>/dev/null
+
+say "PASS in $(( $(date +%s) - T_START )) s"
