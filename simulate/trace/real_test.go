@@ -172,6 +172,7 @@ func BenchmarkParsePhillySnapshot(b *testing.B) {
 	}
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		r, err := Open(path, Options{})
 		if err != nil {
@@ -193,6 +194,7 @@ func BenchmarkParsePhillySnapshot(b *testing.B) {
 			b.Fatalf("%d jobs", n)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkSynthetic generates the default synthetic workload (3,000 jobs).
