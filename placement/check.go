@@ -28,7 +28,7 @@ func (c *Cluster) Check() error {
 		nodes   []key
 		free    int
 	}
-	doms := map[string]*domWant{}
+	doms := map[int]*domWant{}
 	held := map[string][]int{}
 	var err error
 	c.nodes.Ascend(func(e nodeEntry) bool {
@@ -68,15 +68,15 @@ func (c *Cluster) Check() error {
 		if n.indexed() {
 			wantFree = append(wantFree, key{n.free, n.id})
 		}
-		for l, k := range n.domains {
-			if k != domainKey(n.topology, l) {
-				err = fmt.Errorf("placement: check: node %q level %d domain key %q is stale", n.id, l, k)
+		for l, ord := range n.domains {
+			if pe, ok := c.paths.Get(pathEntry{path: domainKey(n.topology, l)}); !ok || pe.ord != ord {
+				err = fmt.Errorf("placement: check: node %q level %d domain %d is stale", n.id, l, ord)
 				return false
 			}
-			d := doms[k]
+			d := doms[ord]
 			if d == nil {
 				d = &domWant{level: l}
-				doms[k] = d
+				doms[ord] = d
 			}
 			d.members++
 			if n.indexed() {
@@ -137,31 +137,32 @@ func (c *Cluster) Check() error {
 		}
 	}
 	// Domains and level indexes.
-	if c.domains.Len() != len(doms) {
-		return fmt.Errorf("placement: check: %d domains, recomputed %d", c.domains.Len(), len(doms))
+	if c.domains.Len() != len(doms) || c.paths.Len() != len(doms) {
+		return fmt.Errorf("placement: check: %d domains and %d paths, recomputed %d",
+			c.domains.Len(), c.paths.Len(), len(doms))
 	}
-	levelFree := make([][]key, len(c.levels))
-	levelTop := make([][maxIndexedSpan + 1][]key, len(c.levels))
+	levelFree := make([][]dkey, len(c.levels))
+	levelTop := make([][maxIndexedSpan + 1][]dkey, len(c.levels))
 	c.domains.Ascend(func(e domainEntry) bool {
-		d, w := e.d, doms[e.key]
-		if w == nil || d.key != e.key || d.level != w.level || d.members != w.members || d.free != w.free {
-			err = fmt.Errorf("placement: check: domain %q is stale", e.key)
+		d, w := e.d, doms[e.ord]
+		if w == nil || d.ord != e.ord || d.ord >= c.nextOrd || d.level != w.level || d.members != w.members || d.free != w.free {
+			err = fmt.Errorf("placement: check: domain %d (%q) is stale", e.ord, d.path)
 			return false
 		}
-		if err = sameKeysUnordered("domain "+e.key, d.nodes, w.nodes); err != nil {
+		if err = sameKeysUnordered("domain "+d.path, d.nodes, w.nodes); err != nil {
 			return false
 		}
 		if d.top != topSums(d.nodes) {
-			err = fmt.Errorf("placement: check: domain %q top sums are stale", e.key)
+			err = fmt.Errorf("placement: check: domain %q top sums are stale", d.path)
 			return false
 		}
 		if d.level >= len(c.levels) {
-			err = fmt.Errorf("placement: check: domain %q at missing level %d", e.key, d.level)
+			err = fmt.Errorf("placement: check: domain %q at missing level %d", d.path, d.level)
 			return false
 		}
-		levelFree[d.level] = append(levelFree[d.level], key{d.free, d.key})
+		levelFree[d.level] = append(levelFree[d.level], dkey{d.free, d.ord})
 		for k := 2; k <= maxIndexedSpan; k++ {
-			levelTop[d.level][k] = append(levelTop[d.level][k], key{d.top[k], d.key})
+			levelTop[d.level][k] = append(levelTop[d.level][k], dkey{d.top[k], d.ord})
 		}
 		return true
 	})
@@ -169,11 +170,11 @@ func (c *Cluster) Check() error {
 		return err
 	}
 	for l, lv := range c.levels {
-		if err := sameKeysUnordered(fmt.Sprintf("level %d free index", l), lv.byFree, levelFree[l]); err != nil {
+		if err := sameItems(fmt.Sprintf("level %d free index", l), lv.byFree, levelFree[l], lessDKey); err != nil {
 			return err
 		}
 		for k := 2; k <= maxIndexedSpan; k++ {
-			if err := sameKeysUnordered(fmt.Sprintf("level %d top-%d index", l, k), lv.byTop[k], levelTop[l][k]); err != nil {
+			if err := sameItems(fmt.Sprintf("level %d top-%d index", l, k), lv.byTop[k], levelTop[l][k], lessDKey); err != nil {
 				return err
 			}
 		}
@@ -181,31 +182,27 @@ func (c *Cluster) Check() error {
 	return nil
 }
 
-func sortKeys(ks []key) {
-	slices.SortFunc(ks, func(a, b key) int {
-		if lessKey(a, b) {
+func sameKeysUnordered(what string, t *btree.BTreeG[key], want []key) error {
+	return sameItems(what, t, want, lessKey)
+}
+
+// sameItems reports whether t holds exactly want, in any order.
+func sameItems[T comparable](what string, t *btree.BTreeG[T], want []T, less func(a, b T) bool) error {
+	slices.SortFunc(want, func(a, b T) int {
+		if less(a, b) {
 			return -1
 		}
-		if lessKey(b, a) {
+		if less(b, a) {
 			return 1
 		}
 		return 0
 	})
-}
-
-func sameKeysUnordered(what string, t *btree.BTreeG[key], want []key) error {
-	sortKeys(want)
-	return sameKeys(what, t, want)
-}
-
-// sameKeys reports whether t holds exactly want, which is sorted.
-func sameKeys(what string, t *btree.BTreeG[key], want []key) error {
 	if t.Len() != len(want) {
 		return fmt.Errorf("placement: check: %s has %d entries, want %d", what, t.Len(), len(want))
 	}
 	i := 0
 	var err error
-	t.Ascend(func(x key) bool {
+	t.Ascend(func(x T) bool {
 		if x != want[i] {
 			err = fmt.Errorf("placement: check: %s entry %d is %v, want %v", what, i, x, want[i])
 			return false

@@ -47,7 +47,7 @@ type nodeState struct {
 	free     int
 	draining bool
 	topology []string // immutable, shared by copies
-	domains  []string // domain key per level, immutable, shared by copies
+	domains  []int    // domain ordinal per level, immutable, shared by copies
 	lo       uint64   // occupancy of GPUs 0..63
 	hi       []uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64
 }
@@ -102,9 +102,23 @@ type nodeEntry struct {
 	n  *nodeState
 }
 
+// dkey orders the domains of a level by a count, then by ordinal. It holds
+// no pointer, which keeps the level indexes cheap to update.
+type dkey struct{ n, ord int }
+
+func lessDKey(a, b dkey) bool {
+	if a.n != b.n {
+		return a.n < b.n
+	}
+	return a.ord < b.ord
+}
+
+// domainState is one topology domain. Its ordinal is assigned when it is
+// created, in order of appearance, and breaks ties between domains.
 type domainState struct {
 	owner   *cowToken
-	key     string
+	ord     int
+	path    string // domainKey of the domain
 	level   int
 	members int                     // nodes in the domain, whatever their state
 	nodes   *btree.BTreeG[key]      // (free, node id) of the domain's indexed nodes
@@ -113,20 +127,25 @@ type domainState struct {
 }
 
 type domainEntry struct {
-	key string
+	ord int
 	d   *domainState
+}
+
+type pathEntry struct {
+	path string
+	ord  int
 }
 
 // levelIndex indexes the domains of one topology level.
 type levelIndex struct {
-	byFree *btree.BTreeG[key]                     // (domain free, domain key)
-	byTop  [maxIndexedSpan + 1]*btree.BTreeG[key] // [k], k ≥ 2: (top[k], domain key)
+	byFree *btree.BTreeG[dkey]                     // (domain free, ordinal)
+	byTop  [maxIndexedSpan + 1]*btree.BTreeG[dkey] // [k], k ≥ 2: (top[k], ordinal)
 }
 
 func newLevelIndex() *levelIndex {
-	lv := &levelIndex{byFree: btree.NewG(treeDegree, lessKey)}
+	lv := &levelIndex{byFree: btree.NewG(treeDegree, lessDKey)}
 	for k := 2; k <= maxIndexedSpan; k++ {
-		lv.byTop[k] = btree.NewG(treeDegree, lessKey)
+		lv.byTop[k] = btree.NewG(treeDegree, lessDKey)
 	}
 	return lv
 }
@@ -158,7 +177,9 @@ type Cluster struct {
 	nodes   *btree.BTreeG[nodeEntry]   // all nodes by id
 	free    *btree.BTreeG[key]         // (free, id) of nodes that accept placements and have free GPUs
 	caps    *btree.BTreeG[key]         // (gpus, id) of nodes that accept placements
-	domains *btree.BTreeG[domainEntry] // topology domains by key
+	domains *btree.BTreeG[domainEntry] // topology domains by ordinal
+	paths   *btree.BTreeG[pathEntry]   // domain ordinals by path
+	nextOrd int                        // ordinal of the next new domain
 	levels  []*levelIndex              // per topology level, outermost first
 	allocs  *btree.BTreeG[allocEntry]  // allocations by id
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
@@ -182,7 +203,8 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		nodes:   btree.NewG(treeDegree, func(a, b nodeEntry) bool { return a.id < b.id }),
 		free:    btree.NewG(treeDegree, lessKey),
 		caps:    btree.NewG(treeDegree, lessKey),
-		domains: btree.NewG(treeDegree, func(a, b domainEntry) bool { return a.key < b.key }),
+		domains: btree.NewG(treeDegree, func(a, b domainEntry) bool { return a.ord < b.ord }),
+		paths:   btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
 		allocs:  btree.NewG(treeDegree, func(a, b allocEntry) bool { return a.id < b.id }),
 		fl:      btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
@@ -208,6 +230,8 @@ func (c *Cluster) Clone() *Cluster {
 		free:     c.free.Clone(),
 		caps:     c.caps.Clone(),
 		domains:  c.domains.Clone(),
+		paths:    c.paths.Clone(),
+		nextOrd:  c.nextOrd,
 		allocs:   c.allocs.Clone(),
 		levels:   make([]*levelIndex, len(c.levels)),
 		fl:       c.fl,
@@ -342,27 +366,30 @@ func (c *Cluster) AddNode(n Node) error {
 	if n.GPUs > 64 {
 		ns.hi = make([]uint64, (n.GPUs-64+63)/64)
 	}
-	ns.domains = make([]string, len(n.Topology))
-	for l := range n.Topology {
-		ns.domains[l] = domainKey(n.Topology, l)
-	}
+	ns.domains = make([]int, len(n.Topology))
 	c.nodes.ReplaceOrInsert(nodeEntry{id: ns.id, n: ns})
 	c.capacity += ns.gpus
-	for l, k := range ns.domains {
+	for l := range n.Topology {
 		for len(c.levels) <= l {
 			c.levels = append(c.levels, newLevelIndex())
 		}
-		if _, ok := c.domains.Get(domainEntry{key: k}); ok {
-			c.mutDomain(k).members++
+		path := domainKey(n.Topology, l)
+		if pe, ok := c.paths.Get(pathEntry{path: path}); ok {
+			c.mutDomain(pe.ord).members++
+			ns.domains[l] = pe.ord
 			continue
 		}
-		d := &domainState{owner: c.tok, key: k, level: l, members: 1,
+		ord := c.nextOrd
+		c.nextOrd++
+		ns.domains[l] = ord
+		d := &domainState{owner: c.tok, ord: ord, path: path, level: l, members: 1,
 			nodes: btree.NewWithFreeListG(domainDegree, lessKey, c.fl)}
-		c.domains.ReplaceOrInsert(domainEntry{key: k, d: d})
+		c.domains.ReplaceOrInsert(domainEntry{ord: ord, d: d})
+		c.paths.ReplaceOrInsert(pathEntry{path: path, ord: ord})
 		lv := c.levels[l]
-		lv.byFree.ReplaceOrInsert(key{0, k})
+		lv.byFree.ReplaceOrInsert(dkey{0, ord})
 		for j := 2; j <= maxIndexedSpan; j++ {
-			lv.byTop[j].ReplaceOrInsert(key{0, k})
+			lv.byTop[j].ReplaceOrInsert(dkey{0, ord})
 		}
 	}
 	old := ns.snapshot()
@@ -417,17 +444,18 @@ func (c *Cluster) RemoveNode(id string) error {
 	c.reindex(n, old)
 	c.nodes.Delete(nodeEntry{id: id})
 	c.capacity -= n.gpus
-	for _, k := range n.domains {
-		d := c.mutDomain(k)
+	for _, ord := range n.domains {
+		d := c.mutDomain(ord)
 		d.members--
 		if d.members > 0 {
 			continue
 		}
-		c.domains.Delete(domainEntry{key: k})
+		c.domains.Delete(domainEntry{ord: ord})
+		c.paths.Delete(pathEntry{path: d.path})
 		lv := c.levels[d.level]
-		lv.byFree.Delete(key{d.free, k})
+		lv.byFree.Delete(dkey{d.free, ord})
 		for j := 2; j <= maxIndexedSpan; j++ {
-			lv.byTop[j].Delete(key{d.top[j], k})
+			lv.byTop[j].Delete(dkey{d.top[j], ord})
 		}
 	}
 	return nil
@@ -447,9 +475,9 @@ func (c *Cluster) mutNode(e nodeEntry) *nodeState {
 	return &cp
 }
 
-// mutDomain returns a record of domain k that c may change in place.
-func (c *Cluster) mutDomain(k string) *domainState {
-	e, _ := c.domains.Get(domainEntry{key: k})
+// mutDomain returns a record of domain ord that c may change in place.
+func (c *Cluster) mutDomain(ord int) *domainState {
+	e, _ := c.domains.Get(domainEntry{ord: ord})
 	if e.d.owner == c.tok {
 		return e.d
 	}
@@ -459,7 +487,7 @@ func (c *Cluster) mutDomain(k string) *domainState {
 	// written, so other clones may keep reading it concurrently.
 	shared := *e.d.nodes
 	cp.nodes = shared.Clone()
-	c.domains.ReplaceOrInsert(domainEntry{key: k, d: &cp})
+	c.domains.ReplaceOrInsert(domainEntry{ord: ord, d: &cp})
 	return &cp
 }
 
@@ -500,10 +528,10 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	if !old.indexed && !now.indexed {
 		return
 	}
-	for _, k := range n.domains {
-		d := c.mutDomain(k)
+	for _, ord := range n.domains {
+		d := c.mutDomain(ord)
 		lv := c.levels[d.level]
-		lv.byFree.Delete(key{d.free, k})
+		lv.byFree.Delete(dkey{d.free, ord})
 		if old.indexed {
 			d.nodes.Delete(key{old.free, n.id})
 			d.free -= old.free
@@ -512,7 +540,7 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 			d.nodes.ReplaceOrInsert(key{now.free, n.id})
 			d.free += now.free
 		}
-		lv.byFree.ReplaceOrInsert(key{d.free, k})
+		lv.byFree.ReplaceOrInsert(dkey{d.free, ord})
 		c.retop(d, lv)
 	}
 }
@@ -538,8 +566,8 @@ func (c *Cluster) retop(d *domainState, lv *levelIndex) {
 	top := topSums(d.nodes)
 	for j := 2; j <= maxIndexedSpan; j++ {
 		if top[j] != d.top[j] {
-			lv.byTop[j].Delete(key{d.top[j], d.key})
-			lv.byTop[j].ReplaceOrInsert(key{top[j], d.key})
+			lv.byTop[j].Delete(dkey{d.top[j], d.ord})
+			lv.byTop[j].ReplaceOrInsert(dkey{top[j], d.ord})
 		}
 	}
 	d.top = top

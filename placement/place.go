@@ -77,23 +77,23 @@ func minNodes(t *btree.BTreeG[key], demand int) int {
 
 // innermost finds, at topology level l, the domain that can hold demand on
 // k nodes and whose k largest free blocks add up to the least (best fit
-// among domains; the lowest domain key among equals).
+// among domains; the domain that appeared first among equals).
 func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 	lv := c.levels[l]
-	var best key
+	var best dkey
 	found := false
 	if k <= maxIndexedSpan {
-		lv.byTop[k].AscendGreaterOrEqual(key{demand, ""}, func(x key) bool {
+		lv.byTop[k].AscendGreaterOrEqual(dkey{demand, -1}, func(x dkey) bool {
 			best, found = x, true
 			return false
 		})
 	} else {
 		// Rare: spans beyond the indexed range scan the domains with
 		// enough free GPUs. O(domains of the level · (log + k)).
-		lv.byFree.AscendGreaterOrEqual(key{demand, ""}, func(x key) bool {
-			e, _ := c.domains.Get(domainEntry{key: x.id})
+		lv.byFree.AscendGreaterOrEqual(dkey{demand, -1}, func(x dkey) bool {
+			e, _ := c.domains.Get(domainEntry{ord: x.ord})
 			if s := topSum(e.d.nodes, k); s >= demand {
-				if cand := (key{s, x.id}); !found || lessKey(cand, best) {
+				if cand := (dkey{s, x.ord}); !found || lessDKey(cand, best) {
 					best, found = cand, true
 				}
 			}
@@ -103,7 +103,7 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 	if !found {
 		return nil, false
 	}
-	e, _ := c.domains.Get(domainEntry{key: best.id})
+	e, _ := c.domains.Get(domainEntry{ord: best.ord})
 	return e.d, true
 }
 

@@ -1,0 +1,178 @@
+package placement
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// traceDemands draws GPU demands shaped like production traces: mostly
+// single GPUs and single nodes, a tail of multi-node gangs up to 128.
+func traceDemands(rng *rand.Rand, n int) []int {
+	sizes := []int{1, 2, 4, 8, 16, 32, 64, 128}
+	weights := []int{45, 15, 12, 15, 6, 4, 2, 1}
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	out := make([]int, n)
+	for i := range out {
+		r := rng.IntN(total)
+		for j, w := range weights {
+			if r < w {
+				out[i] = sizes[j]
+				break
+			}
+			r -= w
+		}
+	}
+	return out
+}
+
+// benchCluster returns n 8-GPU nodes, 16 per switch and 4 switches per
+// rack, filled to about 75% by a trace-shaped workload and then thinned by
+// random departures, so that free capacity is fragmented as in a busy
+// cluster.
+func benchCluster(b *testing.B, n int) *Cluster {
+	b.Helper()
+	nodes := make([]Node, n)
+	for i := range nodes {
+		nodes[i] = Node{ID: fmt.Sprintf("node-%06d", i), GPUs: 8,
+			Topology: []string{fmt.Sprintf("rack-%04d", i/64), fmt.Sprintf("switch-%05d", i/16)}}
+	}
+	c, err := NewCluster(nodes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	var ids []string
+	for i, d := range traceDemands(rng, 4*n) {
+		if c.Used()*100 >= c.Capacity()*85 {
+			break
+		}
+		p, err := c.Place(d)
+		if err != nil {
+			continue
+		}
+		id := fmt.Sprintf("fill-%d", i)
+		if err := c.Allocate(id, p); err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		if c.Used()*100 < c.Capacity()*75 {
+			break
+		}
+		if rng.IntN(2) == 0 {
+			if _, err := c.Release(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return c
+}
+
+var benchSizes = []int{1_000, 10_000, 100_000}
+
+// cpuMeter reports the process CPU time per operation as "cpu-ns/op".
+type cpuMeter struct {
+	start time.Duration
+	ok    bool
+}
+
+func startCPU(b *testing.B) cpuMeter {
+	b.ResetTimer()
+	t, ok := processCPU()
+	return cpuMeter{start: t, ok: ok}
+}
+
+func (m cpuMeter) stop(b *testing.B) {
+	b.StopTimer()
+	if t, ok := processCPU(); ok && m.ok && b.N > 0 {
+		b.ReportMetric(float64(t-m.start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkPlaceAllocateRelease measures one scheduling decision committed
+// and undone: Place, Allocate, Release of a trace-shaped demand on a busy
+// cluster.
+func BenchmarkPlaceAllocateRelease(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c := benchCluster(b, n)
+			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
+			b.ReportAllocs()
+			m := startCPU(b)
+			defer m.stop(b)
+			for i := 0; b.Loop(); i++ {
+				d := demands[i&1023]
+				p, err := c.Place(d)
+				if err != nil {
+					continue
+				}
+				if err := c.Allocate("bench", p); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Release("bench"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPlace measures a planning decision alone.
+func BenchmarkPlace(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c := benchCluster(b, n)
+			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
+			b.ReportAllocs()
+			m := startCPU(b)
+			defer m.stop(b)
+			for i := 0; b.Loop(); i++ {
+				_, _ = c.Place(demands[i&1023])
+			}
+		})
+	}
+}
+
+// BenchmarkFits measures the cheap feasibility check.
+func BenchmarkFits(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c := benchCluster(b, n)
+			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
+			b.ReportAllocs()
+			m := startCPU(b)
+			defer m.stop(b)
+			for i := 0; b.Loop(); i++ {
+				_ = c.Fits(demands[i&1023])
+			}
+		})
+	}
+}
+
+// BenchmarkCloneAllocate measures planning on a clone: Clone, then one
+// Place and Allocate on the clone (which copies the records it touches).
+func BenchmarkCloneAllocate(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c := benchCluster(b, n)
+			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
+			b.ReportAllocs()
+			m := startCPU(b)
+			defer m.stop(b)
+			for i := 0; b.Loop(); i++ {
+				c2 := c.Clone()
+				if p, err := c2.Place(demands[i&1023]); err == nil {
+					if err := c2.Allocate("bench", p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
