@@ -291,10 +291,27 @@ func TestStateMachine(t *testing.T) {
 					}
 					total = total.Add(in.Usage)
 				}
+				var expired []ledger.JobID
+				for _, id := range ids {
+					if in, _ := w.tb.InfoAt(now, id); in.State == Running && !in.LeaseEnd.After(now) {
+						expired = append(expired, id)
+					}
+				}
+				got := w.tb.Expired(now)
+				if !sameSet(got, expired) {
+					rt.Fatalf("Expired(now) = %v, want %v", got, expired)
+				}
 				if got := w.tb.Totals(now); got != total {
 					rt.Fatalf("Totals %+v, sum %+v", got, total)
 				}
 			},
 		})
 	})
+}
+
+func sameSet(a, b []ledger.JobID) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

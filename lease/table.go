@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
+	"github.com/google/btree"
 )
 
 // Billing receives the moments a job starts and stops holding GPUs, so the
@@ -181,11 +182,13 @@ func (j *job) info() Info {
 // order). A rejected event returns an *[Error] and leaves the table exactly
 // as it was. A Table is not safe for concurrent use.
 //
-// Events cost O(1) (a map lookup); queries that list jobs cost O(n log n).
+// Events cost O(log n) (a map lookup and, when a lease starts or ends, a
+// B-tree update of the lease index); Expired costs O(log n + k).
 type Table struct {
 	cfg     Config
 	jobs    map[ledger.JobID]*job
-	retired Usage // usage of forgotten jobs
+	leases  *btree.BTreeG[leaseKey] // running and restoring jobs by lease end
+	retired Usage                   // usage of forgotten jobs
 	nRet    int
 }
 
@@ -198,7 +201,36 @@ func NewTable(cfg Config) (*Table, error) {
 	if cfg.MinRuntime < 0 {
 		return nil, &Error{Op: "new table", Err: ErrConfig, Detail: fmt.Sprintf("minimum runtime %v must be >= 0", cfg.MinRuntime)}
 	}
-	return &Table{cfg: cfg, jobs: make(map[ledger.JobID]*job)}, nil
+	return &Table{cfg: cfg, jobs: make(map[ledger.JobID]*job), leases: btree.NewG(16, leaseKey.less)}, nil
+}
+
+// leaseKey orders leases by end (Unix nanoseconds, cheap to compare), then
+// job ID.
+type leaseKey struct {
+	end int64
+	id  ledger.JobID
+}
+
+func (a leaseKey) less(b leaseKey) bool {
+	return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.id, b.id)) < 0
+}
+
+func keyOf(j *job) leaseKey { return leaseKey{j.leaseEnd.UnixNano(), j.id} }
+
+// indexed reports whether a job in state s is in the lease index: running
+// or restoring (a restoring job turns running lazily, without an event).
+func indexed(s State) bool { return s == Running || s == Restoring }
+
+// put commits the new record j of the job stored at p and keeps the lease
+// index in step. It is the only place a successful event writes.
+func (t *Table) put(p *job, j job) {
+	if indexed(p.state) {
+		t.leases.Delete(keyOf(p))
+	}
+	if indexed(j.state) {
+		t.leases.ReplaceOrInsert(keyOf(&j))
+	}
+	*p = j
 }
 
 // Config returns the table's configuration.
@@ -222,21 +254,23 @@ func (t *Table) Submit(at time.Time, id ledger.JobID) error {
 
 // begin loads a copy of the job advanced to at, checking the job exists,
 // time order and that its state is one of from.
-func (t *Table) begin(op string, at time.Time, id ledger.JobID, to State, from ...State) (job, error) {
+// The returned copy is written back by commit only when the whole event
+// succeeded, so a rejected event leaves the table unchanged.
+func (t *Table) begin(op string, at time.Time, id ledger.JobID, to State, from ...State) (*job, job, error) {
 	p, ok := t.jobs[id]
 	if !ok {
-		return job{}, &Error{Op: op, Job: id, At: at, To: to, Err: ErrUnknownJob}
+		return nil, job{}, &Error{Op: op, Job: id, At: at, To: to, Err: ErrUnknownJob}
 	}
 	j := *p
 	if at.Before(j.last) {
-		return job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrTimeBackwards,
+		return nil, job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrTimeBackwards,
 			Detail: "previous event at " + j.last.UTC().Format(time.RFC3339Nano)}
 	}
 	j.advance(at)
 	if !slices.Contains(from, j.state) {
-		return job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrInvalidTransition}
+		return nil, job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrInvalidTransition}
 	}
-	return j, nil
+	return p, j, nil
 }
 
 func (t *Table) bill(op string, j *job, at time.Time, to State, start bool) error {
@@ -255,12 +289,10 @@ func (t *Table) bill(op string, j *job, at time.Time, to State, start bool) erro
 	return nil
 }
 
-func (t *Table) commit(j job) { *t.jobs[j.id] = j }
-
 // Start grants a pending job its GPUs at at: pending → running, with a lease
 // until at+Lease. A first start pays no cold start. Billing starts at at.
 func (t *Table) Start(at time.Time, id ledger.JobID) error {
-	j, err := t.begin("start", at, id, Running, Pending)
+	p, j, err := t.begin("start", at, id, Running, Pending)
 	if err != nil {
 		return err
 	}
@@ -271,7 +303,7 @@ func (t *Table) Start(at time.Time, id ledger.JobID) error {
 	j.leaseStart, j.leaseEnd = at, at.Add(t.cfg.Lease)
 	j.runningSince = at
 	j.atRisk = 0
-	t.commit(j)
+	t.put(p, j)
 	return nil
 }
 
@@ -286,14 +318,14 @@ func (t *Table) Renew(at time.Time, id ledger.JobID, flush time.Duration) error 
 	if flush < 0 {
 		return t.valueErr("renew", at, id, Running, fmt.Sprintf("negative flush time %v", flush))
 	}
-	j, err := t.begin("renew", at, id, Running, Running)
+	p, j, err := t.begin("renew", at, id, Running, Running)
 	if err != nil {
 		return err
 	}
 	j.leaseStart, j.leaseEnd = at, at.Add(t.cfg.Lease)
 	j.pause += flush
 	j.renewals++
-	t.commit(j)
+	t.put(p, j)
 	return nil
 }
 
@@ -326,7 +358,7 @@ func (t *Table) Guarded(at time.Time, id ledger.JobID) (until time.Time, guarded
 // checkpointing. It keeps (and is billed for) its GPUs until [Table.Release].
 // A job under the minimum-runtime guard is rejected with ErrGuarded.
 func (t *Table) Checkpoint(at time.Time, id ledger.JobID) error {
-	j, err := t.begin("checkpoint", at, id, Checkpointing, Running)
+	p, j, err := t.begin("checkpoint", at, id, Checkpointing, Running)
 	if err != nil {
 		return err
 	}
@@ -341,7 +373,7 @@ func (t *Table) Checkpoint(at time.Time, id ledger.JobID) error {
 	j.state = Checkpointing
 	j.pause = 0
 	j.preemptions++
-	t.commit(j)
+	t.put(p, j)
 	return nil
 }
 
@@ -355,7 +387,7 @@ func (t *Table) Checkpoint(at time.Time, id ledger.JobID) error {
 // bound, since a release forced by the deadline may fall back to a snapshot
 // taken before it).
 func (t *Table) Release(at time.Time, id ledger.JobID, lost time.Duration) error {
-	j, err := t.begin("release", at, id, Suspended, Checkpointing)
+	p, j, err := t.begin("release", at, id, Suspended, Checkpointing)
 	if err != nil {
 		return err
 	}
@@ -371,7 +403,7 @@ func (t *Table) Release(at time.Time, id ledger.JobID, lost time.Duration) error
 	j.atRisk = 0
 	j.state = Suspended
 	j.leaseStart, j.leaseEnd, j.runningSince = time.Time{}, time.Time{}, time.Time{}
-	t.commit(j)
+	t.put(p, j)
 	return nil
 }
 
@@ -383,7 +415,7 @@ func (t *Table) Restore(at time.Time, id ledger.JobID, coldStart time.Duration) 
 	if coldStart < 0 {
 		return t.valueErr("restore", at, id, Restoring, fmt.Sprintf("negative cold start %v", coldStart))
 	}
-	j, err := t.begin("restore", at, id, Restoring, Suspended)
+	p, j, err := t.begin("restore", at, id, Restoring, Suspended)
 	if err != nil {
 		return err
 	}
@@ -395,7 +427,7 @@ func (t *Table) Restore(at time.Time, id ledger.JobID, coldStart time.Duration) 
 	j.leaseStart, j.leaseEnd = at, at.Add(t.cfg.Lease)
 	j.restores++
 	j.advance(at) // a zero cold start is running at once
-	t.commit(j)
+	t.put(p, j)
 	return nil
 }
 
@@ -414,7 +446,7 @@ func (t *Table) Finish(at time.Time, id ledger.JobID, s State) error {
 	default:
 		return t.valueErr("finish", at, id, s, fmt.Sprintf("final state %v is not completed, failed or cancelled", s))
 	}
-	j, err := t.begin("finish", at, id, s, from...)
+	p, j, err := t.begin("finish", at, id, s, from...)
 	if err != nil {
 		return err
 	}
@@ -426,7 +458,7 @@ func (t *Table) Finish(at time.Time, id ledger.JobID, s State) error {
 	j.state = s
 	j.pause, j.atRisk = 0, 0
 	j.leaseStart, j.leaseEnd, j.runningSince, j.readyAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	t.commit(j)
+	t.put(p, j)
 	return nil
 }
 
@@ -462,28 +494,31 @@ func (t *Table) Jobs() iter.Seq[ledger.JobID] {
 
 // Expired returns the running jobs whose lease has ended at or before at,
 // ordered by lease end, then ID: the candidates of a lease boundary. A job
-// whose cold start ended before its lease did is included. O(n log n).
+// whose cold start ended before its lease did is included; one still
+// restoring at at is not. O(log n + k) for k leases ended by at.
 func (t *Table) Expired(at time.Time) []ledger.JobID {
-	type e struct {
-		end time.Time
-		id  ledger.JobID
-	}
-	var es []e
-	for _, j := range t.jobs {
-		st := j.state
-		if st == Restoring && !at.Before(j.readyAt) {
-			st = Running
+	var ids []ledger.JobID
+	limit := at.UnixNano()
+	t.leases.Ascend(func(k leaseKey) bool {
+		if k.end > limit {
+			return false
 		}
-		if st == Running && !j.leaseEnd.After(at) {
-			es = append(es, e{j.leaseEnd, j.id})
+		if j := t.jobs[k.id]; j.state == Running || !at.Before(j.readyAt) {
+			ids = append(ids, k.id)
 		}
-	}
-	slices.SortFunc(es, func(a, b e) int { return cmp.Or(a.end.Compare(b.end), cmp.Compare(a.id, b.id)) })
-	ids := make([]ledger.JobID, len(es))
-	for i, x := range es {
-		ids[i] = x.id
-	}
+		return true
+	})
 	return ids
+}
+
+// NextExpiry returns the earliest lease end among running and restoring
+// jobs, so a simulator can jump to the next boundary. O(log n).
+func (t *Table) NextExpiry() (time.Time, bool) {
+	k, ok := t.leases.Min()
+	if !ok {
+		return time.Time{}, false
+	}
+	return t.jobs[k.id].leaseEnd, true
 }
 
 // Totals returns the usage of all jobs (forgotten ones included), each
@@ -526,7 +561,14 @@ func (t *Table) Check() error {
 	if err := t.retired.Check(); err != nil {
 		return fmt.Errorf("retired: %w", err)
 	}
+	n := 0
 	for id, j := range t.jobs {
+		if indexed(j.state) {
+			n++
+			if !t.leases.Has(keyOf(j)) {
+				return fmt.Errorf("lease: %v job %q with lease end %v missing from the lease index", j.state, id, j.leaseEnd)
+			}
+		}
 		if id != j.id {
 			return fmt.Errorf("lease: job %q stored under %q", j.id, id)
 		}
@@ -556,5 +598,12 @@ func (t *Table) Check() error {
 			return fmt.Errorf("lease: pending job %q has usage %+v", id, j.usage)
 		}
 	}
+	if n != t.leases.Len() {
+		return fmt.Errorf("lease: lease index holds %d entries for %d running or restoring jobs", t.leases.Len(), n)
+	}
 	return nil
 }
+
+// JobID is ledger.JobID, re-exported so that callers of this package need
+// not import ledger for the type alone.
+type JobID = ledger.JobID

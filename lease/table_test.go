@@ -329,6 +329,9 @@ func TestExpiredAndTotals(t *testing.T) {
 	if len(got) != 2 || got[0] != "a" || got[1] != "b" {
 		t.Fatalf("Expired(t2) = %v, want [a b]", got)
 	}
+	if next, ok := tb.NextExpiry(); !ok || !next.Equal(t0.Add(150*time.Second)) {
+		t.Fatalf("NextExpiry = %v, %v", next, ok)
+	}
 	must(t, tb.Finish(t2, "a", Completed))
 	must(t, tb.Forget("a"))
 	if err := tb.Forget("b"); !errors.Is(err, ErrInvalidTransition) {
