@@ -92,7 +92,7 @@ type Reward func(c *Candidate, job ledger.Account) Score
 // nothing yet, so its ρ is 1 (see [ledger.Rho]) and it ranks behind every job
 // of its tenant that is in debt; [NewJobFirst] changes that.
 func NegJobRho(_ *Candidate, job ledger.Account) Score {
-	return ScoreOf(-float64(job.Rho))
+	return ScoreOf(0 - float64(job.Rho)) // 0 − ρ, not −ρ: no negative zero
 }
 
 // NeverRan scores 1 for a job that has never held a lease (Leases == 0 and
@@ -119,7 +119,7 @@ func NewJobFirst(c *Candidate, job ledger.Account) Score {
 	if c.Leases == 0 && !c.Running {
 		fresh = 1
 	}
-	return ScoreOf(fresh, -float64(job.Rho))
+	return ScoreOf(fresh, 0-float64(job.Rho))
 }
 
 // UrgentFirst scores 1 for a job marked [Candidate.Urgent] and 0 otherwise:
