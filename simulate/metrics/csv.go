@@ -82,7 +82,7 @@ func WriteCSV(dir string, runs ...Run) error {
 				slices.SortStableFunc(ts, cmpIntervals)
 				for _, t := range ts {
 					if err := emit(r.Policy, t.Tenant, secs(t.IntervalLength()), tfmt(t.From), tfmt(t.To),
-						ffmt(float64(t.Account.Alloc)), ffmt(float64(t.Account.FairShare)), rfmt(t.Account.Rho)); err != nil {
+						ffmt(float64(t.Account.Alloc)), ffmt(float64(t.Account.FairShare)), rfmt(t.Rho())); err != nil {
 						return err
 					}
 				}

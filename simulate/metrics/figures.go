@@ -255,7 +255,7 @@ func lowestTenantRho(r Run, origin time.Time) plotter.XYs {
 		if t.IntervalLength() != short {
 			continue
 		}
-		x := clipRho(t.Account.Rho)
+		x := clipRho(t.Rho())
 		if v, ok := low[t.To]; !ok || x < v {
 			low[t.To] = x
 		}

@@ -76,6 +76,14 @@ func (t TenantInterval) IntervalLength() time.Duration {
 	return t.To.Sub(t.From)
 }
 
+// Rho is the pair's ρ_tenant, recomputed as ledger.Ratio(Alloc, FairShare)
+// so that a record built without its Rho field is still read correctly:
+// FairShare = 0 and Alloc = 0 give ρ = 1, FairShare = 0 and Alloc > 0 give
+// +Inf.
+func (t TenantInterval) Rho() ledger.Rho {
+	return ledger.Ratio(t.Account.Alloc, t.Account.FairShare)
+}
+
 // UtilPoint records cluster occupancy from At until the next point: Used of
 // Capacity GPUs are held.
 type UtilPoint struct {

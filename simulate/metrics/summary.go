@@ -218,7 +218,7 @@ func Summarize(r Run, cfg SummaryConfig) Summary {
 				continue
 			}
 			il.Pairs++
-			if float64(t.Account.Rho) < cfg.TenantLoss-cfg.Epsilon {
+			if float64(t.Rho()) < cfg.TenantLoss-cfg.Epsilon {
 				il.Loss++
 			}
 		}

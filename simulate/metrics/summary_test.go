@@ -142,6 +142,12 @@ func TestTenantIntervalLoss(t *testing.T) {
 	if !s.TenantRho["y"].IsInf() || s.JainExcluded != 1 || s.Jain != 1 {
 		t.Errorf("ρ_y = %v, Jain = %v excluded %d; want +Inf, 1, 1", s.TenantRho["y"], s.Jain, s.JainExcluded)
 	}
+	// ρ comes from the integrals, not from a stale or unset Rho field.
+	r2 := Run{Tenants: []TenantInterval{{Tenant: "x", From: at(0), To: at(3600), Account: ledger.Account{Alloc: 1, FairShare: 2}},
+		{Tenant: "y", From: at(0), To: at(3600), Account: ledger.Account{}}}}
+	if s := Summarize(r2, SummaryConfig{}); s.TenantLoss[0].Loss != 1 || s.TenantLoss[0].Pairs != 2 {
+		t.Errorf("accounts without Rho: %+v", s.TenantLoss[0])
+	}
 	// With an exact threshold the rounding-level shortfall counts as a loss.
 	if s := Summarize(r, SummaryConfig{Epsilon: -1}); s.TenantLoss[0].Loss != 3 {
 		t.Errorf("exact comparison: %d losses, want 3", s.TenantLoss[0].Loss)

@@ -143,6 +143,7 @@ type RowError struct {
 	Err    error
 }
 
+// Error formats the error as "trace: FILE:LINE: column NAME: reason (value)".
 func (e *RowError) Error() string {
 	s := fmt.Sprintf("trace: %s:%d", e.File, e.Line)
 	if e.Column != "" {
@@ -155,6 +156,7 @@ func (e *RowError) Error() string {
 	return s
 }
 
+// Unwrap returns the reason, so that errors.Is matches the sentinels.
 func (e *RowError) Unwrap() error { return e.Err }
 
 // Skipped is the lenient-mode report: how many rows were skipped and why.
