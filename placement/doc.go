@@ -22,7 +22,9 @@
 //     deepest topology level (e.g. switch, then rack, then anywhere) that
 //     has a domain able to hold it on k nodes; among such domains it takes
 //     the one whose k largest free blocks add up to the least (best fit
-//     among domains), then the lowest domain path.
+//     among domains: it keeps roomier domains for larger jobs), then the
+//     domain that appeared first (in the order nodes were given to
+//     [NewCluster], then added).
 //  3. Best fit. Fragmentation is measured as the free GPUs a placement
 //     leaves behind on the nodes it touches — GPUs that only a small job can
 //     use later, because their node is now shared. A single-node job takes
@@ -67,5 +69,12 @@
 // O(k log n + levels·log domains); both plus the size of the result.
 // Jobs spanning more than 16 nodes scan the domains of each level that have
 // enough free GPUs. Allocate and Release cost O(s log n) on s nodes plus
-// O(levels·log domains) per node changed. Clone is O(levels).
+// O(levels·16·log domains) per node changed. Clone is O(levels); the first
+// changes after a Clone also copy the B-tree nodes on their paths (tens of
+// kilobytes), later ones do not.
+//
+// # Concurrency
+//
+// A Cluster is not safe for concurrent use. Clones share no mutable state:
+// a cluster and its clones may be used from different goroutines.
 package placement

@@ -49,11 +49,13 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("placement: ")
 	b.WriteString(e.Op)
-	if e.Allocation != "" {
+	switch {
+	case e.Allocation != "" && e.Node != "":
+		fmt.Fprintf(&b, " %q on node %q", e.Allocation, e.Node)
+	case e.Allocation != "":
 		fmt.Fprintf(&b, " %q", e.Allocation)
-	}
-	if e.Node != "" {
-		fmt.Fprintf(&b, " on node %q", e.Node)
+	case e.Node != "":
+		fmt.Fprintf(&b, " %q", e.Node)
 	}
 	b.WriteString(": ")
 	if e.Detail != "" {

@@ -126,7 +126,7 @@ func TestErrorMessagesNameTheFault(t *testing.T) {
 		t.Fatalf("error = %v, want %q", err, want)
 	}
 	err = c.RemoveNode("n00")
-	if want := `placement: remove node on node "n00": 2 GPUs still held`; err == nil || err.Error() != want {
+	if want := `placement: remove node "n00": 2 GPUs still held`; err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
 	}
 	_, err = c.Release("j9")

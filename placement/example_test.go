@@ -1,0 +1,100 @@
+package placement_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/astraea-sched/astraea/placement"
+)
+
+// The common path: plan, commit, and learn why a job waits. This is the
+// worked example of the ASTRAEA paper: two 8-GPU servers, A1 (8 GPUs) and
+// A2 (4 GPUs) are placed, B1 (8 GPUs) cannot be split over the 4 GPUs left.
+func Example() {
+	c, err := placement.NewCluster([]placement.Node{
+		{ID: "node-1", GPUs: 8},
+		{ID: "node-2", GPUs: 8},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, job := range []struct {
+		id     string
+		demand int
+	}{{"A1", 8}, {"A2", 4}, {"B1", 8}} {
+		p, err := c.Place(job.demand)
+		var nf *placement.NoFitError
+		if errors.As(err, &nf) {
+			fmt.Printf("%s waits: %s\n", job.id, nf.Reason)
+			continue
+		}
+		if err := c.Allocate(job.id, p); err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s on %s\n", job.id, p)
+	}
+	// A2 completes; B1 now fits on the node it freed.
+	if _, err := c.Release("A2"); err != nil {
+		panic(err)
+	}
+	p, _ := c.Place(8)
+	fmt.Printf("B1 on %s; %d of %d GPUs free\n", p, c.Free(), c.Capacity())
+	// Output:
+	// A1 on node-1:0,1,2,3,4,5,6,7
+	// A2 on node-2:0,1,2,3
+	// B1 waits: needs 8 on ≤ 1 node, largest free block is 4
+	// B1 on node-2:0,1,2,3,4,5,6,7; 8 of 16 GPUs free
+}
+
+// A job larger than a node takes whole nodes inside one switch when a
+// switch can hold it.
+func Example_topology() {
+	var nodes []placement.Node
+	for i, sw := range []string{"sw-1", "sw-1", "sw-2", "sw-2", "sw-2"} {
+		nodes = append(nodes, placement.Node{
+			ID: fmt.Sprintf("n%d", i), GPUs: 8, Topology: []string{"rack-1", sw}})
+	}
+	c, _ := placement.NewCluster(nodes)
+	small, _ := c.Place(2)
+	_ = c.Allocate("small", small)
+	big, _ := c.Place(16)
+	fmt.Println("small:", small)
+	fmt.Println("big:  ", big)
+	// Output:
+	// small: n0:0,1
+	// big:   n2:0,1,2,3,4,5,6,7 n3:0,1,2,3,4,5,6,7
+}
+
+// Plan a round on a clone; the cluster itself is untouched until the plan
+// is committed.
+func ExampleCluster_Clone() {
+	c, _ := placement.NewCluster([]placement.Node{{ID: "a", GPUs: 8}, {ID: "b", GPUs: 8}})
+	plan := c.Clone()
+	for i, d := range []int{4, 4, 8} {
+		p, err := plan.Place(d)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		_ = plan.Allocate(fmt.Sprint("job-", i), p)
+	}
+	fmt.Println("plan free:", plan.Free(), "cluster free:", c.Free())
+	// Output:
+	// plan free: 0 cluster free: 16
+}
+
+// Draining a node stops new placements there; its running allocations stay
+// until released, after which the node can be removed.
+func ExampleCluster_DrainNode() {
+	c, _ := placement.NewCluster([]placement.Node{{ID: "a", GPUs: 8}, {ID: "b", GPUs: 8}})
+	p, _ := c.Place(8)
+	_ = c.Allocate("long", p)
+	_ = c.DrainNode("a")
+	_ = c.DrainNode("b")
+	fmt.Println(c.Fits(1), c.RemoveNode("a"))
+	_, _ = c.Release("long")
+	fmt.Println(c.RemoveNode("a"), c.Capacity())
+	// Output:
+	// false placement: remove node "a": 8 GPUs still held
+	// <nil> 8
+}
