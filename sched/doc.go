@@ -52,10 +52,16 @@
 //     job goes on GPUs free now if it can; otherwise, if it fits once the
 //     expiring jobs not yet selected are counted as free (the optimistic
 //     view), it goes there and exactly the expiring jobs whose GPUs it uses
-//     are preempted ([Grant.Preempts]); otherwise it does not fit. At the end
-//     the expiring jobs neither renewed nor preempted are released. A new job
-//     therefore never shares a GPU with a job that has not been released, and
-//     an expiring job is only displaced by a job served before it.
+//     are preempted ([Grant.Preempts]); otherwise it does not fit. A
+//     preempted job remains a candidate without GPUs and may be placed
+//     elsewhere later in the round. At the end the expiring jobs neither
+//     renewed nor preempted are released. A new job therefore never shares a
+//     GPU with a job that has not been released, an expiring job is only
+//     displaced by a job served before it, and the coordinator learns which
+//     releases must complete before each new job starts. Placing on free GPUs
+//     first avoids needless preemptions; among optimistic placements the
+//     placer's own rule decides, which does not minimise the number of jobs
+//     preempted.
 //   - Work conservation: the paper's loop ends when every tenant has left
 //     play, which can leave a small job of such a tenant waiting while it
 //     would fit. By default a backfill stage then tries every remaining

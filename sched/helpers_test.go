@@ -86,3 +86,10 @@ func verifyCluster(tb testing.TB, c *placement.Cluster) {
 }
 
 func slot(node string, gpus ...int) placement.Slot { return placement.Slot{Node: node, GPUs: gpus} }
+
+// The ledger's View is the accounting a round reads by default.
+var (
+	_ Accounts         = ledger.View{}
+	_ FairRater        = ledger.View{}
+	_ placement.Placer = (*placement.Cluster)(nil)
+)

@@ -100,10 +100,13 @@ type round struct {
 //     [Options.TieBreak], then job id).
 //   - A running candidate is renewed in place. A new candidate is placed on
 //     GPUs that are free now; failing that, on GPUs that would be free if the
-//     expiring jobs not yet renewed were released (the optimistic view), and
-//     those of them whose GPUs it uses are preempted (released, reason
-//     [Preempted]). A new job therefore never lands on GPUs held by a job
-//     that is not released.
+//     expiring jobs not yet decided were released (the optimistic view), and
+//     exactly those of them whose GPUs it uses are preempted: released from
+//     the Placer at once and listed in [Grant.Preempts] and
+//     [Result.Released]. A new job therefore never lands on GPUs held by a
+//     job that is not released. A preempted job stays a candidate of its
+//     tenant, now without GPUs: when its turn comes it is placed like a new
+//     job (a migration: checkpoint, release, restore elsewhere), or waits.
 //   - After a grant the tenant's Alloc is pre-credited by demand × lease and
 //     its ρ recomputed. If the pick does not fit even in the optimistic view,
 //     the tenant leaves play for the round ([TenantResult.OutOfPlay]) and the

@@ -1,0 +1,56 @@
+package sched
+
+import (
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+)
+
+// A round reads a real ledger through its View; with AdvanceFairShare the
+// fair share of every tenant moves one lease ahead at the tenant's current
+// rate (Eq. 16: the quota, 8 GPUs here).
+func TestRoundReadsLedgerView(t *testing.T) {
+	t1 := t0.Add(3600 * time.Second)
+	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 16, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []error{
+		l.AddTenant(t0, "A", 1),
+		l.AddTenant(t0, "B", 1),
+		l.Submit(t0, "a", "A", 8, 1),
+		l.Start(t0, "a"), // A holds its quota for an hour, B nothing
+		l.Submit(t0, "b", "B", 8, 1),
+		l.Stop(t1, "a"),
+		l.Advance(t1),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	for _, advance := range []bool{false, true} {
+		cl := cluster(t, 1, 8)
+		res, err := Round(Input{Accounts: l.View(t1), Lease: lease, Placer: cl, Candidates: []Candidate{
+			{Job: "a", Tenant: "A", Demand: 8, Submit: t0, Leases: 4},
+			{Job: "b", Tenant: "B", Demand: 8, Submit: t0},
+		}}, Options{AdvanceFairShare: advance})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Grants) != 1 || res.Grants[0].Job != "b" {
+			t.Fatalf("grants %+v, want b (tenant B is owed everything)", res.Grants)
+		}
+		b := res.Tenants[1].Start
+		wantFair := ledger.GPUSeconds(8 * 3600)
+		if advance {
+			wantFair += 8 * 900
+		}
+		if b.Alloc != 0 || b.FairShare != wantFair {
+			t.Fatalf("advance=%v: B starts at %+v, want fair %v", advance, b, wantFair)
+		}
+		if err := l.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
