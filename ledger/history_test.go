@@ -1,0 +1,134 @@
+package ledger
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestTrailingWindowForgetsTheOldPast(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8, History: TrailingWindow(time.Hour)})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "old", "t", 4, 1))
+	do(t, l, l.Start(t0, "old"))
+	do(t, l, l.Finish(ts(600), "old", Completed))
+	do(t, l, l.Submit(ts(600), "new", "t", 2, 1))
+	do(t, l, l.Start(ts(600), "new"))
+	t1 := ts(2 * 3600)
+	do(t, l, l.Advance(t1))
+	if got, want := l.Begin(), ts(3600); !got.Equal(want) {
+		t.Fatalf("Begin() = %v, want %v", got, want)
+	}
+	if _, err := l.TenantAccount("t", t0, t1); !errors.Is(err, ErrOutOfHistory) {
+		t.Fatalf("window before Begin(): %v", err)
+	}
+	v := l.View(t1)
+	a, _ := v.TenantAccount("t")
+	wantAccount(t, "trailing hour", a, 2*3600, 2*3600)
+	if _, err := l.JobAccount("old", ts(3600), t1); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("job that finished before Begin(): %v", err)
+	}
+	if _, ok := v.JobAccount("old"); ok {
+		t.Fatal("view still reports a forgotten job")
+	}
+	do(t, l, l.Submit(t1, "old", "t", 1, 1)) // the id is free again
+	wantAccount(t, "reused id", jobAcct(t, l, "old", t1, ts(3*3600)), 0, 3600)
+}
+
+func TestTrailingWindowBoundsMemory(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8, History: TrailingWindow(100 * time.Second)})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "j", "t", 8, 1))
+	for i := range 10000 {
+		var err error
+		if i%2 == 0 {
+			err = l.Start(ts(float64(i)), "j")
+		} else {
+			err = l.Stop(ts(float64(i)), "j")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(t, l, nil)
+	tn := l.tenantIx["t"]
+	if n := len(tn.s.p); n > 110 {
+		t.Fatalf("tenant keeps %d breakpoints for a 100 s window of 1 event/s", n)
+	}
+	if n := len(l.jobs["j"].alloc.p); n > 110 {
+		t.Fatalf("job keeps %d breakpoints", n)
+	}
+	// [9899, 9999): the job ran in 50 of those 100 seconds
+	wantAccount(t, "last 100 s", tenantAcct(t, l, "t", ts(9899), ts(9999)), 8*50, 8*100)
+}
+
+// With half-life H a constant rate r accrues r·(1 − e^(−λT))/λ over T and
+// service h before the end of the window counts half.
+func TestHalfLifeDecay(t *testing.T) {
+	const h = 3600.0
+	lam := math.Ln2 / h
+	l := mustNew(t, Config{Capacity: 8, History: HalfLife(time.Hour)})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "j", "t", 8, 1))
+	do(t, l, l.Start(t0, "j"))
+	do(t, l, l.Stop(ts(h), "j")) // still active: fair share keeps accruing
+	t2 := ts(2 * h)
+	do(t, l, l.Advance(t2))
+	// alloc: ∫_0^H 8 e^(−λ(2H−τ)) dτ = 8/λ·(1/2 − 1/4) = 2/λ
+	// fair:  ∫_0^2H 8 e^(−λ(2H−τ)) dτ = 8/λ·(1 − 1/4) = 6/λ
+	a := tenantAcct(t, l, "t", t0, t2)
+	wantAccount(t, "decayed", a, 2/lam, 6/lam)
+	if !near(float64(a.Rho), 1.0/3) {
+		t.Fatalf("rho %v, want 1/3", a.Rho)
+	}
+	// A window's account is decayed to its own end: [0, H) alone is 4/λ.
+	wantAccount(t, "first hour", tenantAcct(t, l, "t", t0, ts(h)), 4/lam, 4/lam)
+	// Unbounded history would say 8H / 16H = 1/2: decay forgets the running hour faster.
+	v := l.View(t2)
+	va, _ := v.TenantAccount("t")
+	if va != a {
+		t.Fatalf("view %+v, account %+v", va, a)
+	}
+	// Long histories stay finite: 10 years of events at one per day.
+	for d := 1; d <= 3650; d++ {
+		if err := l.Start(ts(2*h+float64(d)*86400), "j"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Stop(ts(2*h+float64(d)*86400+h), "j"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := ts(2*h + 3651*86400)
+	a = tenantAcct(t, l, "t", t0, end)
+	if math.IsInf(float64(a.Alloc), 0) || math.IsNaN(float64(a.Alloc)) || a.FairShare > 8/GPUSeconds(lam)*(1+1e-9) {
+		t.Fatalf("decayed account after 10 years: %+v", a)
+	}
+	do(t, l, nil)
+}
+
+func TestResetStartsHistoryAnew(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "done", "t", 8, 1))
+	do(t, l, l.Start(t0, "done"))
+	do(t, l, l.Finish(ts(10), "done", Completed))
+	do(t, l, l.Submit(ts(10), "run", "t", 4, 1))
+	do(t, l, l.Start(ts(10), "run"))
+	do(t, l, l.Reset(ts(20)))
+	if !l.Begin().Equal(ts(20)) {
+		t.Fatalf("Begin() = %v", l.Begin())
+	}
+	if _, err := l.TenantAccount("t", t0, ts(30)); !errors.Is(err, ErrOutOfHistory) {
+		t.Fatalf("window before reset: %v", err)
+	}
+	if _, err := l.JobAccount("done", ts(20), ts(30)); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("job finished before reset: %v", err)
+	}
+	v := l.View(ts(30))
+	a, _ := v.TenantAccount("t")
+	wantAccount(t, "after reset", a, 40, 40)
+	ja, _ := v.JobAccount("run")
+	wantAccount(t, "running job after reset", ja, 40, 40)
+	do(t, l, l.Submit(ts(30), "done", "t", 1, 1)) // id is free again
+}

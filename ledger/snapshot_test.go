@@ -1,0 +1,155 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// sampleLedger builds a small ledger with every kind of record: removed
+// tenant, finished job, weight change, stopped job, dead θ-group.
+func sampleLedger(t testing.TB, h History) *Ledger {
+	t.Helper()
+	l := mustNew(t, Config{Mode: QuotaShare, Capacity: 16, History: h})
+	do(t, l, l.AddTenant(t0, "a", 1))
+	do(t, l, l.AddTenant(t0, "b", 2))
+	do(t, l, l.AddTenant(ts(1), "c", 1))
+	do(t, l, l.Submit(ts(1), "a1", "a", 8, 1))
+	do(t, l, l.Submit(ts(1), "a2", "a", 2, 1))
+	do(t, l, l.Submit(ts(2), "b1", "b", 4, 2))
+	do(t, l, l.Start(ts(2), "a1"))
+	do(t, l, l.Start(ts(3), "b1"))
+	do(t, l, l.SetJobWeight(ts(4), "a2", 3))
+	do(t, l, l.Stop(ts(5), "a1"))
+	do(t, l, l.Finish(ts(6), "b1", Completed))
+	do(t, l, l.RemoveTenant(ts(7), "c"))
+	do(t, l, l.SetCapacity(ts(8), 24))
+	do(t, l, l.Advance(ts(9)))
+	return l
+}
+
+func TestSnapshotRoundTripAndContinue(t *testing.T) {
+	for _, h := range []History{Unbounded(), TrailingWindow(5 * time.Second), HalfLife(time.Minute)} {
+		t.Run(h.String(), func(t *testing.T) {
+			a := sampleLedger(t, h)
+			data, err := a.MarshalBinary()
+			do(t, a, err)
+			path := filepath.Join(t.TempDir(), "ledger.snap")
+			do(t, a, a.WriteFile(path))
+			do(t, a, a.WriteFile(path)) // overwrite in place
+			b, err := ReadFile(path)
+			do(t, a, err)
+			if got, _ := b.MarshalBinary(); !bytes.Equal(got, data) {
+				t.Fatal("restored ledger encodes differently")
+			}
+			entries, _ := os.ReadDir(filepath.Dir(path))
+			if len(entries) != 1 {
+				t.Fatalf("WriteFile left %d files behind", len(entries))
+			}
+			for _, l := range []*Ledger{a, b} {
+				do(t, l, l.Start(ts(10), "a1"))
+				do(t, l, l.Finish(ts(12), "a2", Failed))
+				do(t, l, l.Advance(ts(20)))
+			}
+			da, _ := a.MarshalBinary()
+			db, _ := b.MarshalBinary()
+			if !bytes.Equal(da, db) {
+				t.Fatal("restore-then-continue differs from never stopping")
+			}
+			x, _ := a.TenantAccount("a", a.Begin(), ts(20))
+			y, _ := b.TenantAccount("a", b.Begin(), ts(20))
+			if x != y {
+				t.Fatalf("accounts differ: %+v vs %+v", x, y)
+			}
+		})
+	}
+}
+
+func TestRestoreRejectsDamage(t *testing.T) {
+	data, _ := sampleLedger(t, Unbounded()).MarshalBinary()
+	for n := 0; n < len(data); n++ {
+		if _, err := Restore(data[:n]); !errors.Is(err, ErrCorruptSnapshot) {
+			t.Fatalf("truncated to %d bytes: %v", n, err)
+		}
+	}
+	for i := range data {
+		bad := bytes.Clone(data)
+		bad[i] ^= 0x40
+		_, err := Restore(bad)
+		if !errors.Is(err, ErrCorruptSnapshot) && !errors.Is(err, ErrSnapshotVersion) {
+			t.Fatalf("flipped byte %d: %v", i, err)
+		}
+	}
+	newer := bytes.Clone(data)
+	binary.LittleEndian.PutUint16(newer[len(snapMagic):], snapVersion+1)
+	if _, err := Restore(newer); !errors.Is(err, ErrSnapshotVersion) {
+		t.Fatalf("newer version: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("reading a missing file succeeded")
+	}
+}
+
+func FuzzRestore(f *testing.F) {
+	for _, h := range []History{Unbounded(), TrailingWindow(5 * time.Second), HalfLife(time.Minute)} {
+		data, _ := sampleLedger(f, h).MarshalBinary()
+		f.Add(data)
+	}
+	empty, _ := mustNew(f, Config{}).MarshalBinary()
+	f.Add(empty)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRestore(t, data)
+		// Also feed the payload decoder with a valid frame around the fuzzed
+		// bytes, or the checksum would stop almost every mutation early.
+		if len(data) >= snapHeader {
+			framed := bytes.Clone(data)
+			copy(framed, snapMagic)
+			binary.LittleEndian.PutUint16(framed[len(snapMagic):], snapVersion)
+			binary.LittleEndian.PutUint64(framed[len(snapMagic)+2:], uint64(len(framed)-snapHeader))
+			framed = binary.LittleEndian.AppendUint32(framed, crc32.Checksum(framed, castagnoli))
+			fuzzRestore(t, framed)
+		}
+	})
+}
+
+func fuzzRestore(t *testing.T, data []byte) {
+	{
+		l, err := Restore(data)
+		if err != nil {
+			if !errors.Is(err, ErrCorruptSnapshot) && !errors.Is(err, ErrSnapshotVersion) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if err := l.Check(); err != nil {
+			t.Fatalf("restored ledger fails Check: %v", err)
+		}
+		again, err := l.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2, err := Restore(again)
+		if err != nil {
+			t.Fatalf("re-encoded snapshot rejected: %v", err)
+		}
+		if again2, _ := l2.MarshalBinary(); !bytes.Equal(again, again2) {
+			t.Fatal("encoding is not stable")
+		}
+		v := l.View(l.Now())
+		for _, tn := range l.tenants {
+			v.TenantAccount(tn.id)
+			v.TenantFairRate(tn.id)
+		}
+		for id := range l.jobs {
+			v.JobAccount(id)
+			v.JobFairRate(id)
+		}
+		_, _ = l.ClusterAccount(l.Begin(), l.Now().Add(time.Hour))
+		_ = l.Advance(l.Now().Add(time.Second))
+	}
+}
