@@ -145,6 +145,8 @@ type Decision struct {
 
 // Outcome reports a boundary.
 type Outcome struct {
+	// At is the boundary time: when renewals took effect and signals were sent.
+	At time.Time
 	// Decisions in execution order: renewals, preemptions (by release time,
 	// then ID), then starts and restores in plan order, then deferrals.
 	Decisions []Decision
@@ -257,7 +259,7 @@ func (c *Coordinator) effectErr(step string, id ledger.JobID, at time.Time, err 
 //
 // Cost: O(k log k) for k jobs in the plan, plus the side effects.
 func (c *Coordinator) Boundary(at time.Time, p Plan) (Outcome, error) {
-	out := Outcome{StartAt: at, Deadline: at.Add(c.cfg.Grace)}
+	out := Outcome{At: at, StartAt: at, Deadline: at.Add(c.cfg.Grace)}
 	if err := c.validate(at, p); err != nil {
 		return out, err
 	}
