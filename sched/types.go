@@ -82,8 +82,10 @@ type TenantState struct {
 }
 
 // TenantOrder is the Phase 1 hook: it orders tenants, the first being served
-// first. It must be a strict weak order; a round breaks its remaining ties by
-// tenant id, so the order is always total.
+// first. It must be a strict weak order that depends only on the two states
+// (which it must not modify); a round breaks its remaining ties by tenant id,
+// so the order is always total. A round keeps tenants in a heap and calls the
+// order O(log T) times per decision.
 type TenantOrder func(a, b *TenantState) int
 
 // ByRho is the default [TenantOrder]: lowest pre-credited ρ_tenant first
@@ -93,7 +95,8 @@ func ByRho(a, b *TenantState) int {
 }
 
 // TieBreak orders candidates of equal reward inside a tenant, the first going
-// first. A round breaks its remaining ties by job id.
+// first. It must be a strict weak order and must not modify the candidates. A
+// round breaks its remaining ties by job id.
 type TieBreak func(a, b *Candidate) int
 
 // BySubmit is the default [TieBreak]: earlier submission first, then lower
