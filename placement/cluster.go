@@ -10,6 +10,10 @@ import (
 	"github.com/google/btree"
 )
 
+// MaxNodeGPUs is the largest GPU count of a node. Occupancy is kept per GPU,
+// so a node costs memory and placement time in proportion to its GPUs.
+const MaxNodeGPUs = 1 << 16
+
 // maxIndexedSpan is the largest node count for which every topology level
 // keeps a ready index of its domains by "sum of the k largest free blocks".
 // A job spanning more nodes finds its domain by a scan of the level.
@@ -335,8 +339,8 @@ func validateNode(n Node) error {
 	if n.ID == "" {
 		return fail("node id is empty")
 	}
-	if n.GPUs <= 0 {
-		return fail(fmt.Sprintf("node has %d GPUs, want > 0", n.GPUs))
+	if n.GPUs <= 0 || n.GPUs > MaxNodeGPUs {
+		return fail(fmt.Sprintf("node has %d GPUs, want 1 to %d", n.GPUs, MaxNodeGPUs))
 	}
 	for i, l := range n.Topology {
 		if l == "" || strings.IndexByte(l, 0) >= 0 {

@@ -13,7 +13,7 @@
 //
 //  1. Fewest nodes. If a single node has d free GPUs the job goes on one
 //     node. Otherwise the job needs k ≥ 2 nodes, where k is the smallest
-//     count whose k largest free blocks add up to d — no placement can use
+//     count whose k largest free blocks add up to at least d — no placement can use
 //     fewer. Under strict consolidation (the default, [StrictConsolidation])
 //     a job with d at most the GPUs of the largest node that accepts
 //     placements must land on one node and waits otherwise; with
@@ -26,17 +26,19 @@
 //     domain that appeared first (in the order nodes were given to
 //     [NewCluster], then added).
 //  3. Best fit. Fragmentation is measured as the free GPUs a placement
-//     leaves behind on the nodes it touches — GPUs that only a small job can
+//     leaves behind on the nodes it touches: GPUs that only a small job can
 //     use later, because their node is now shared. A single-node job takes
 //     the node with the fewest free GPUs that still holds it (lowest id
-//     among equals), which leaves nothing behind when an exact fit exists
-//     and keeps large free blocks whole for large jobs. A job on k nodes
-//     takes the k−1 largest free blocks whole — whole free nodes before
-//     partial ones in a cluster of equal nodes — and the remainder from the
-//     other node with the fewest free GPUs that holds it; among placements
-//     that take k−1 blocks whole this leaves the least behind. (Minimising
-//     the leftover over every k-node placement is a subset-sum problem and
-//     is not attempted.)
+//     among equals); this is the exact minimum, it leaves nothing behind
+//     when an exact fit exists, and it keeps large free blocks whole for
+//     large jobs. A job on k nodes takes the k−1 largest free blocks whole
+//     (lowest ids among equals) — whole free nodes before partial ones in a
+//     cluster of equal nodes, so the gang gets as many dedicated nodes as
+//     possible and the piece still to fit is as small as it can be — and the
+//     remainder from the other node with the fewest free GPUs that holds it,
+//     which leaves the least behind given those k−1 blocks. The exact
+//     minimum over every k-node placement is a subset-sum problem, not
+//     solvable in O(log n), and is not attempted.
 //  4. GPUs. On every node the job gets the lowest free GPU indices;
 //     [Slot.GPUs] are ascending and [Placement.Slots] are ordered by node
 //     id.
@@ -47,7 +49,7 @@
 //
 // # Nodes
 //
-// Nodes may have any GPU count, mixed in one cluster, and an optional
+// Nodes may have any GPU count up to [MaxNodeGPUs], mixed in one cluster, and an optional
 // topology path, outermost first. [Cluster.AddNode] adds one;
 // [Cluster.DrainNode] stops new placements on it while its allocations run
 // to their release; [Cluster.RemoveNode] removes it once it holds nothing.

@@ -24,7 +24,7 @@ var (
 	ErrConflict = errors.New("placement: GPU already held")
 	// ErrDuplicateNode: a node with this id already exists.
 	ErrDuplicateNode = errors.New("placement: duplicate node")
-	// ErrInvalidNode: a node with an empty id, GPUs ≤ 0, or an empty or NUL-containing topology label.
+	// ErrInvalidNode: a node with an empty id, GPUs outside [1, MaxNodeGPUs], or an empty or NUL-containing topology label.
 	ErrInvalidNode = errors.New("placement: invalid node")
 	// ErrInvalidPlacement: a malformed placement or allocation id (empty, slots not ordered by
 	// node, GPU indices not strictly ascending or out of range).

@@ -74,6 +74,7 @@ func TestErrors(t *testing.T) {
 		}, ErrInvalidPlacement},
 		{"adding a duplicate node fails", func(c *Cluster) error { return c.AddNode(Node{ID: "n2", GPUs: 8}) }, ErrDuplicateNode},
 		{"adding a node without GPUs fails", func(c *Cluster) error { return c.AddNode(Node{ID: "n9", GPUs: 0}) }, ErrInvalidNode},
+		{"adding a node with too many GPUs fails", func(c *Cluster) error { return c.AddNode(Node{ID: "n9", GPUs: MaxNodeGPUs + 1}) }, ErrInvalidNode},
 		{"adding a node without id fails", func(c *Cluster) error { return c.AddNode(Node{GPUs: 8}) }, ErrInvalidNode},
 		{"adding a node with an empty label fails", func(c *Cluster) error {
 			return c.AddNode(Node{ID: "n9", GPUs: 8, Topology: []string{"r1", ""}})
