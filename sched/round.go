@@ -19,14 +19,17 @@ type (
 	}
 	// freeCounter lets a round stop as soon as no GPU is left.
 	freeCounter interface{ Free() int }
+	// clusterCloner copies a placement.Cluster (or a type embedding one).
+	clusterCloner interface{ Clone() *placement.Cluster }
 )
 
 // Cloner is an optional face of a Placer: an independent copy of its state.
 // A round uses a copy (taken at most once) as its optimistic view, in which
-// the expiring jobs not yet renewed are released; *placement.Cluster is
-// recognized directly. Without a copy the round computes the same view by
-// releasing those jobs temporarily on the Placer itself, which costs
-// O(expiring jobs) per look instead of O(1).
+// the expiring jobs not yet decided are released. *placement.Cluster, and
+// any type with its Clone method, is recognized without implementing
+// Cloner. Without a copy the round computes the same view by releasing
+// those jobs for a moment on the Placer itself, which costs O(expiring jobs)
+// placer operations per look instead of one.
 type Cloner interface {
 	ClonePlacer() placement.Placer
 }
@@ -179,10 +182,10 @@ func newRound(in Input, opts Options) (*round, error) {
 		reward = NegJobRho
 	}
 	switch p := in.Placer.(type) {
-	case *placement.Cluster:
-		r.clone = func() placement.Placer { return p.Clone() }
 	case Cloner:
 		r.clone = p.ClonePlacer
+	case clusterCloner: // *placement.Cluster, or a type embedding it
+		r.clone = func() placement.Placer { return p.Clone() }
 	}
 	if f, ok := in.Placer.(freeCounter); ok {
 		r.free = f.Free
