@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func fixture(name string) string { return filepath.Join("..", "..", "testdata", "real", name) }
+
+// realArgs are the flags the integration script uses on the captured output.
+func realArgs(extra ...string) []string {
+	return append([]string{"-sacct", fixture("sacct.txt"), "-sshare", fixture("sshare.txt"),
+		"-sinfo", fixture("sinfo.txt"), "-tz", "UTC", "-now", "2026-11-29T17:58:12", "-mode", "quota"}, extra...)
+}
+
+func runCmd(t *testing.T, args []string, stdin string, runner func(context.Context, string, ...string) error) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if runner == nil {
+		runner = func(context.Context, string, ...string) error { t.Fatal("runner called"); return nil }
+	}
+	wall := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, wall, runner)
+	return out.String(), errb.String(), err
+}
+
+func TestReportOnRealOutput(t *testing.T) {
+	out, _, err := runCmd(t, realArgs("-from", "2026-11-29T17:57:51", "-to", "2026-11-29T17:58:05", "-format", "csv"), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "account,raw_shares,norm_shares,used_gpu_hours,owed_gpu_hours,used_gpu_seconds,owed_gpu_seconds,rho,rank\n" +
+		"team-a,3,0.750000,0.004167,0.011667,15.000,42.000,0.3571,1\n" +
+		"team-b,1,0.250000,0.003333,0.003889,12.000,14.000,0.8571,2\n"
+	if out != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	// Up to -now the running job 5 (1 GPU since 17:58:08) adds 4 GPU·s.
+	out, _, err = runCmd(t, realArgs("-format", "json"), "", nil)
+	if err != nil || !strings.Contains(out, `"used_gpu_seconds": 19`) {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, realArgs("-halflife", "1h"), "", nil)
+	if err != nil || !strings.Contains(out, "half-life 1h0m0s") || !strings.Contains(out, "team-a") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+func TestSacctFromStdinAndWeightsFile(t *testing.T) {
+	sacct, err := os.ReadFile(fixture("sacct.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(t.TempDir(), "weights.csv")
+	if err := os.WriteFile(wf, []byte("account,weight\nteam-a,1\nteam-b,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCmd(t, []string{"-weights", wf, "-capacity", "2", "-tz", "UTC", "-now", "2026-11-29T17:58:12",
+		"-from", "2026-11-29T17:57:51Z", "-to", "2026-11-29T17:58:05", "-mode", "quota", "-format", "csv"}, string(sacct), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 GPUs, equal weights: each is owed 1 GPU × 14 s.
+	if !strings.Contains(out, "team-a,1,0.500000,0.004167,0.003889,15.000,14.000,1.0714,2") {
+		t.Fatalf("got\n%s", out)
+	}
+}
+
+func TestSiteFactorLinesAndApply(t *testing.T) {
+	args := realArgs("-squeue", fixture("squeue.txt"), "-sitefactor-max", "500")
+	out, _, err := runCmd(t, args, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "scontrol update JobId=6 SiteFactor=500\nscontrol update JobId=7 SiteFactor=0\n"
+	if out != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	var calls []string
+	report := filepath.Join(t.TempDir(), "report.json")
+	out, _, err = runCmd(t, append(args, "-apply", "-scontrol", "/opt/slurm/bin/scontrol", "-report", report, "-format", "json"), "",
+		func(_ context.Context, name string, a ...string) error {
+			calls = append(calls, name+" "+strings.Join(a, " "))
+			return nil
+		})
+	if err != nil || out != want {
+		t.Fatal(err, out)
+	}
+	if strings.Join(calls, "\n") != "/opt/slurm/bin/scontrol update JobId=6 SiteFactor=500\n/opt/slurm/bin/scontrol update JobId=7 SiteFactor=0" {
+		t.Fatalf("calls %q", calls)
+	}
+	if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), `"account": "team-a"`) {
+		t.Fatalf("report file: %v %s", err, b)
+	}
+	_, _, err = runCmd(t, append(args, "-apply"), "", func(context.Context, string, ...string) error { return errors.New("denied") })
+	if err == nil || !strings.Contains(err.Error(), "job 6") {
+		t.Fatalf("apply failure: %v", err)
+	}
+}
+
+func TestBadInputNamesTheLine(t *testing.T) {
+	bad := "JobIDRaw|Account|AllocTRES|ReqTRES|Submit|Start|End|State\n" +
+		"1|team-a|gres/gpu=1||2024-05-01T10:00:00|2024-05-01T10:00:00|2024-05-01T10:01:00|COMPLETED\n" +
+		"2|team-a|gres/gpu=one||2024-05-01T10:00:00|2024-05-01T10:00:00|2024-05-01T10:01:00|COMPLETED\n"
+	_, _, err := runCmd(t, []string{"-capacity", "4", "-now", "2024-05-01T11:00:00", "-tz", "UTC"}, bad, nil)
+	if err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "unknown TRES form") {
+		t.Fatalf("err = %v", err)
+	}
+	out, stderr, err := runCmd(t, []string{"-capacity", "4", "-now", "2024-05-01T11:00:00", "-tz", "UTC", "-lenient", "-format", "csv"}, bad, nil)
+	if err != nil || !strings.Contains(stderr, "skipped 1 lines: 1 unknown TRES form") || !strings.Contains(out, "team-a,1,1.000000") {
+		t.Fatalf("lenient: %v\n%s\n%s", err, out, stderr)
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	for name, args := range map[string][]string{
+		"no capacity":                {"-now", "2024-05-01T00:00:00"},
+		"both capacity and sinfo":    {"-capacity", "4", "-sinfo", fixture("sinfo.txt")},
+		"both sshare and weights":    {"-capacity", "4", "-sshare", fixture("sshare.txt"), "-weights", fixture("sshare.txt")},
+		"an unknown mode":            {"-capacity", "4", "-mode", "fair"},
+		"an unknown zone":            {"-capacity", "4", "-tz", "Mars/Olympus"},
+		"a bad time":                 {"-capacity", "4", "-from", "yesterday"},
+		"apply without squeue":       {"-capacity", "4", "-apply", "-now", "2024-05-01T00:00:00"},
+		"an unknown format":          {"-capacity", "4", "-format", "xml", "-now", "2024-05-01T00:00:00"},
+		"a stray argument":           {"-capacity", "4", "extra"},
+		"a missing file":             {"-capacity", "4", "-sacct", "/nonexistent/sacct.txt"},
+		"a negative site factor max": {"-capacity", "4", "-now", "2024-05-01T00:00:00", "-squeue", fixture("squeue.txt"), "-sitefactor-max", "-1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sacct := "JobIDRaw|Account|AllocTRES|ReqTRES|Submit|Start|End|State\n"
+			if _, _, err := runCmd(t, args, sacct, nil); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+	if _, _, err := runCmd(t, []string{"-h"}, "", nil); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+}
