@@ -20,7 +20,13 @@ import (
 // The table calls Start/Stop inside the transition; if the call fails the
 // transition is rejected and the table is unchanged. Calls for one job come
 // in non-decreasing time order; across jobs the order is the order of the
-// table's events (the [Coordinator] sorts the events of a boundary by time).
+// table's events. The [Coordinator] makes a boundary's calls in time order:
+// Stops at the release times (between the boundary time and the deadline),
+// then Starts at Outcome.StartAt. A ledger that requires globally
+// non-decreasing times therefore needs events of other jobs that fall inside
+// [at, StartAt) — say a renewed job completing while the others flush — to
+// be recorded after Boundary returns, through a billing adapter that orders
+// them, or with a grace period shorter than the time to the next event.
 type Billing interface {
 	Start(at time.Time, job ledger.JobID) error
 	Stop(at time.Time, job ledger.JobID) error

@@ -378,3 +378,24 @@ type fataler interface {
 	Fatal(args ...any)
 	Fatalf(format string, args ...any)
 }
+
+func FuzzStateText(f *testing.F) {
+	for s := Pending; s <= Cancelled; s++ {
+		f.Add(s.String())
+	}
+	f.Add("")
+	f.Add("State(0)")
+	f.Fuzz(func(t *testing.T, in string) {
+		var s State
+		if err := s.UnmarshalText([]byte(in)); err != nil {
+			if !errors.Is(err, ErrInvalidValue) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		out, err := s.MarshalText()
+		if err != nil || string(out) != in {
+			t.Fatalf("%q → %v → %q, %v", in, s, out, err)
+		}
+	})
+}
