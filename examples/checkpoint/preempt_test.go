@@ -292,7 +292,7 @@ func TestDeadlineKeepsLastStore(t *testing.T) {
 		return exec.Command(bin, args...)
 	}}
 	tb, _ := lease.NewTable(lease.Config{Lease: time.Hour})
-	co, _ := lease.NewCoordinator(tb, procs, lease.CoordinatorConfig{Grace: 200 * time.Millisecond})
+	co, _ := lease.NewCoordinator(tb, procs, lease.CoordinatorConfig{Grace: time.Second})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
