@@ -176,3 +176,25 @@ func BenchmarkCloneAllocate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewCluster measures building an empty cluster with a two-level
+// topology. O(n log n).
+func BenchmarkNewCluster(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			nodes := make([]Node, n)
+			for i := range nodes {
+				nodes[i] = Node{ID: fmt.Sprintf("node-%06d", i), GPUs: 8,
+					Topology: []string{fmt.Sprintf("rack-%04d", i/64), fmt.Sprintf("switch-%05d", i/16)}}
+			}
+			b.ReportAllocs()
+			m := startCPU(b)
+			defer m.stop(b)
+			for b.Loop() {
+				if _, err := NewCluster(nodes); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
