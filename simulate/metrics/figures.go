@@ -90,6 +90,11 @@ func WriteFigures(dir string, runs ...Run) error {
 				return fmt.Errorf("metrics: %s: %w", f.file, err)
 			}
 		}
+		roomForLegend(p, f.logX)
+		if f.file == RhoJobCDFSVG {
+			p.X.Min = 0
+			p.X.Tick.Marker = rhoTicks()
+		}
 		if err := savePlot(p, filepath.Join(dir, f.file)); err != nil {
 			return err
 		}
@@ -101,6 +106,7 @@ func WriteFigures(dir string, runs ...Run) error {
 				return fmt.Errorf("metrics: tenant ρ of %s: %w", r.Policy, err)
 			}
 		}
+		roomForLegend(p, false)
 		if err := savePlot(p, filepath.Join(dir, "tenant_rho_"+fileSafe(r.Policy)+".svg")); err != nil {
 			return err
 		}
@@ -139,6 +145,27 @@ func addLine(p *plot.Plot, xy plotter.XYs, c color.RGBA, name string) error {
 	}
 	p.Legend.Add(name, l)
 	return nil
+}
+
+// rhoTicks marks ρ axes at 0, 0.5, 1 (fair), 1.5 and the clip value 2.
+// The unlabelled minor tick is the sharing-loss threshold 0.95.
+func rhoTicks() plot.ConstantTicks {
+	return plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 0.95, Label: ""},
+		{Value: 1, Label: "1"}, {Value: 1.5, Label: "1.5"}, {Value: rhoClip, Label: "≥ 2"}}
+}
+
+// roomForLegend widens the x range so that the legend, drawn in the top
+// right corner, does not hide the lines: by a quarter on a linear axis, by a
+// factor of four on a logarithmic one. The y axis starts at 0.
+func roomForLegend(p *plot.Plot, logX bool) {
+	if p.X.Max > p.X.Min {
+		if logX {
+			p.X.Max *= 4
+		} else {
+			p.X.Max += (p.X.Max - p.X.Min) / 4
+		}
+	}
+	p.Y.Min = math.Min(p.Y.Min, 0)
 }
 
 func savePlot(p *plot.Plot, path string) error {
