@@ -100,6 +100,9 @@ func (a Action) String() string {
 	return fmt.Sprintf("Action(%d)", int(a))
 }
 
+// MarshalText encodes the action by name for JSON reports.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
 // Reason says why, as data.
 type Reason int
 
@@ -125,6 +128,9 @@ func (r Reason) String() string {
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
+
+// MarshalText encodes the reason by name for JSON reports.
+func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // Decision records one action of a boundary.
 type Decision struct {

@@ -1,7 +1,9 @@
 package lease
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"fmt"
 	"testing"
 	"time"
@@ -290,5 +292,17 @@ func TestBoundaryEffectFailure(t *testing.T) {
 	}
 	if _, err := NewSim(SimConfig{ColdStart: -1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("negative cold start: %v", err)
+	}
+}
+
+func TestDecisionJSON(t *testing.T) {
+	b, err := json.Marshal(Decision{Job: "a", Action: Renewed, Reason: ReasonGuarded, At: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Action":"renewed"`, `"Reason":"guarded by minimum runtime"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
 	}
 }

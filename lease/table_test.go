@@ -2,6 +2,7 @@ package lease
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,6 +196,13 @@ func TestIllegalTransitions(t *testing.T) {
 			var le *Error
 			if !errors.As(err, &le) || le.Job != "j" || le.State != before.State || le.To != tc.to {
 				t.Errorf("error %#v does not name job j, state %v and target %v", le, before.State, tc.to)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, `job "j"`) || !strings.Contains(msg, before.State.String()) {
+				t.Errorf("message %q does not name the job and its state %v", msg, before.State)
+			}
+			if tc.to != 0 && le.State != 0 && !strings.Contains(msg, before.State.String()+" → "+tc.to.String()) {
+				t.Errorf("message %q does not name the attempted transition", msg)
 			}
 			after, _ := tb.Info("j")
 			if after != before {
