@@ -3,8 +3,8 @@ package lease
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
