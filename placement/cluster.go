@@ -188,6 +188,8 @@ type Cluster struct {
 	allocs  *btree.BTreeG[allocEntry]  // allocations by id
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
 
+	deferTop bool // while NewCluster builds: top-k sums are computed at the end
+
 	capacity int // GPUs of all nodes
 	freeGPUs int // free GPUs of nodes that accept placements
 	used     int // GPUs held by allocations
@@ -212,11 +214,18 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		allocs:  btree.NewG(treeDegree, func(a, b allocEntry) bool { return a.id < b.id }),
 		fl:      btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
+	// Build the top-k indexes once at the end instead of after every node.
+	c.deferTop = true
 	for _, n := range nodes {
 		if err := c.AddNode(n); err != nil {
 			return nil, err
 		}
 	}
+	c.deferTop = false
+	c.domains.Ascend(func(e domainEntry) bool {
+		c.retop(e.d, c.levels[e.d.level])
+		return true
+	})
 	return c, nil
 }
 
@@ -545,7 +554,9 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 			d.free += now.free
 		}
 		lv.byFree.ReplaceOrInsert(dkey{d.free, ord})
-		c.retop(d, lv)
+		if !c.deferTop {
+			c.retop(d, lv)
+		}
 	}
 }
 
