@@ -265,3 +265,24 @@ func TestWriteTable(t *testing.T) {
 		t.Error("table is not deterministic")
 	}
 }
+
+func TestWriteJSON(t *testing.T) {
+	s := Summarize(tiny(), SummaryConfig{})
+	var a, b strings.Builder
+	if err := WriteJSON(&a, s, s); err != nil {
+		t.Fatal(err)
+	}
+	WriteJSON(&b, s, s)
+	if a.String() != b.String() {
+		t.Fatal("JSON output is not deterministic")
+	}
+	var back []Summary
+	if err := json.Unmarshal([]byte(a.String()), &back); err != nil || len(back) != 2 || back[1].Policy != "astraea" {
+		t.Fatalf("decoding the output: %v, %+v", err, back)
+	}
+	var empty strings.Builder
+	WriteJSON(&empty)
+	if empty.String() != "[]\n" {
+		t.Fatalf("no summaries: %q", empty.String())
+	}
+}

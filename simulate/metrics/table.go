@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -164,4 +165,20 @@ func WriteQuotas(w io.Writer, quotas map[string]float64) error {
 		grid = append(grid, []string{t, strconv.FormatFloat(quotas[t], 'g', 6, 64), strconv.FormatFloat(100*share, 'f', 2, 64) + " %"})
 	}
 	return writeGrid(w, grid)
+}
+
+// WriteJSON writes the summaries as an indented JSON array, in the order
+// given. Map keys are sorted and numbers use the shortest exact form, so
+// equal summaries give byte-identical output; ρ = +Inf is written "+Inf".
+func WriteJSON(w io.Writer, sums ...Summary) error {
+	if sums == nil {
+		sums = []Summary{}
+	}
+	b, err := json.MarshalIndent(sums, "", "  ")
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
 }
