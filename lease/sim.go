@@ -198,7 +198,10 @@ func (s *Sim) Progress(job ledger.JobID, at time.Time) (progress, work time.Dura
 }
 
 // CompletesAt returns when a running job finishes its work if nothing
-// interrupts it; ok is false for jobs that are not running.
+// interrupts it; ok is false for jobs that are not running. The caller
+// finishes the job at that time (Table.Finish with Completed, then
+// Sim.Finish); the Sim's progress stops at the job's work, the Table's
+// does not, so a late Finish would count the extra time as progress.
 func (s *Sim) CompletesAt(job ledger.JobID) (at time.Time, ok bool) {
 	j, found := s.jobs[job]
 	if !found || j.phase != simRunning {
