@@ -17,7 +17,8 @@
 //     without overheads) as the relative increase of the average JCT.
 //
 // Outputs: [WriteTable] (an aligned text table, one column per policy),
-// [Summary] as JSON, [WriteCSV] (per-job, per-tenant and utilization CSVs)
+// [WriteQuotas] (the tenant quotas a run used), [WriteJSON] (summaries as
+// JSON; [Summary] carries json tags and ρ is JSON-safe), [WriteCSV] (per-job, per-tenant and utilization CSVs)
 // and [WriteFigures] (SVG: ρ_job CDF, slowdown CDF, tenant ρ over time,
 // utilization over time, policies overlaid). Every output is deterministic:
 // rows are sorted and numbers have a fixed format.
