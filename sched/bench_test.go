@@ -95,33 +95,102 @@ func BenchmarkRound(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cl, in := benchRound(b, bc.busy)
-			b.ReportAllocs()
-			var grants, waiting int
-			var cpu time.Duration
-			n := 0
-			for b.Loop() {
-				b.StopTimer()
-				in.Placer = cl.Clone()
-				c0 := cpuTime()
-				b.StartTimer()
-				res, err := Round(in, Options{Reward: bc.reward})
-				b.StopTimer()
-				cpu += cpuTime() - c0
-				n++
-				b.StartTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				grants, waiting = len(res.Grants), len(res.Waiting)
-			}
-			b.ReportMetric(float64(grants), "grants")
-			b.ReportMetric(float64(waiting), "waiting")
-			// CPU time of the process (user + system) per round: on a loaded
-			// machine it is a steadier figure than wall time. Run with -cpu 1
-			// so that it counts one core.
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+			runRoundBench(b, in, bc.reward, func() placement.Placer { return cl.Clone() })
 		})
+		if bc.busy == 0 {
+			// The same round on a topology-free pool of GPUs: the round's
+			// own cost without consolidated placement.
+			b.Run(bc.name+"/pool", func(b *testing.B) {
+				cl, in := benchRound(b, bc.busy)
+				pool := newPool(cl)
+				runRoundBench(b, in, bc.reward, func() placement.Placer { return pool.ClonePlacer() })
+			})
+		}
 	}
+}
+
+// runRoundBench runs the round b.N times on fresh copies of the placer.
+func runRoundBench(b *testing.B, in Input, reward Reward, fresh func() placement.Placer) {
+	b.ReportAllocs()
+	var grants, waiting int
+	var cpu time.Duration
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		in.Placer = fresh()
+		c0 := cpuTime()
+		b.StartTimer()
+		res, err := Round(in, Options{Reward: reward})
+		b.StopTimer()
+		cpu += cpuTime() - c0
+		n++
+		b.StartTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		grants, waiting = len(res.Grants), len(res.Waiting)
+	}
+	b.ReportMetric(float64(grants), "grants")
+	b.ReportMetric(float64(waiting), "waiting")
+	// CPU time of the process (user + system) per round: on a loaded machine
+	// it is a steadier figure than wall time. Run with -cpu 1 so that it
+	// counts one core.
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+}
+
+// pool is a placer without topology: one pool of GPUs, placements name no
+// real GPU (only idle rounds use it: with expiring jobs the round's
+// preemption needs real GPU identities). Benchmarks use it to separate the round's own cost from the
+// cost of consolidated placement.
+type pool struct {
+	free int
+	held map[string]int
+}
+
+func newPool(cl *placement.Cluster) *pool {
+	p := &pool{free: cl.Free(), held: map[string]int{}}
+	for id, q := range cl.Allocations() {
+		p.held[id] = q.GPUs()
+	}
+	return p
+}
+
+func (p *pool) ClonePlacer() placement.Placer {
+	q := &pool{free: p.free, held: make(map[string]int, len(p.held))}
+	for id, n := range p.held {
+		q.held[id] = n
+	}
+	return q
+}
+
+func (p *pool) Free() int { return p.free }
+
+func (p *pool) Place(d int) (placement.Placement, error) {
+	if d > p.free {
+		return placement.Placement{}, &placement.NoFitError{Demand: d, LargestFree: p.free, FreeTotal: p.free}
+	}
+	return placement.Placement{Slots: []placement.Slot{{Node: "pool", GPUs: make([]int, d)}}}, nil
+}
+
+func (p *pool) Fits(d int) bool { return d <= p.free }
+
+func (p *pool) Allocate(id string, q placement.Placement) error {
+	if _, dup := p.held[id]; dup {
+		return placement.ErrDuplicateAllocation
+	}
+	p.held[id] = q.GPUs()
+	p.free -= q.GPUs()
+	return nil
+}
+
+func (p *pool) Release(id string) (placement.Placement, error) {
+	n, ok := p.held[id]
+	if !ok {
+		return placement.Placement{}, placement.ErrUnknownAllocation
+	}
+	delete(p.held, id)
+	p.free += n
+	return placement.Placement{Slots: []placement.Slot{{Node: "pool", GPUs: make([]int, n)}}}, nil
 }
 
 // cpuTime is the CPU time the process has used so far.

@@ -45,12 +45,12 @@ const (
 type cand struct {
 	c      *Candidate
 	score  Score
+	by     int32 // 1 + index of the candidate that preempted this one; 0 = none
+	reason int32 // 1 + index into round.reasons; 0 = none
 	tenant int32
 	status status
-	moved  bool         // a running candidate whose GPUs were granted to by
-	freed  bool         // a running candidate released from the placer
-	by     ledger.JobID // who preempted it
-	reason int32        // 1 + index into round.reasons; 0 = none
+	moved  bool // a running candidate whose GPUs were granted to another
+	freed  bool // a running candidate released from the placer
 }
 
 type tenantRec struct {
@@ -283,7 +283,7 @@ func newRound(in Input, opts Options) (*round, error) {
 	r.tenLT = r.tenantBefore
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
-		if g := min(n, r.free()+r.expHeld, 4096); g > 0 {
+		if g := min(n, r.free()+r.expHeld, 1024); g > 0 {
 			r.res.Grants = make([]Grant, 0, g)
 		}
 	}
@@ -505,7 +505,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 					return false, r.placerErr(v, "release preempted job", err)
 				}
 				r.cands[v].moved = true
-				r.cands[v].by = c.Job
+				r.cands[v].by = ci + 1
 				r.expHeld -= int(vc.Demand)
 			}
 			if err := r.allocate(ci, q); err != nil {
@@ -659,6 +659,13 @@ func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Pla
 		TenantRhoAfter:  t.st.Account.Rho,
 		Preempts:        preempts,
 	}
+	if len(r.res.Grants) == cap(r.res.Grants) {
+		// Double: append grows large slices by 1.25×, copying Grants (a
+		// large struct) many times over in a big round.
+		gs := make([]Grant, len(r.res.Grants), 2*cap(r.res.Grants)+64)
+		copy(gs, r.res.Grants)
+		r.res.Grants = gs
+	}
 	r.res.Grants = append(r.res.Grants, g)
 	r.steps++
 	if r.opts.Trace != nil {
@@ -694,9 +701,13 @@ func (r *round) finish() error {
 	for i := range r.cands {
 		cd := &r.cands[i]
 		c := cd.c
+		var by ledger.JobID
+		if cd.by > 0 {
+			by = r.cands[cd.by-1].c.Job
+		}
 		if c.Running && cd.moved {
-			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, By: cd.by,
-				Reason: Reason{Code: Preempted, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1, By: cd.by}})
+			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, By: by,
+				Reason: Reason{Code: Preempted, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1, By: by}})
 		}
 		if cd.status != pending {
 			continue
@@ -706,7 +717,7 @@ func (r *round) finish() error {
 		case cd.reason > 0:
 			rs = r.reasons[cd.reason-1]
 		case cd.moved: // preempted and not tried again
-			rs = Reason{Code: Preempted, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1, By: cd.by}
+			rs = Reason{Code: Preempted, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1, By: by}
 		case r.full:
 			rs = Reason{Code: ClusterFull, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1}
 		default: // never tried: its tenant left play (NoBackfill)
@@ -717,7 +728,7 @@ func (r *round) finish() error {
 				rs.By = r.cands[t.blocked].c.Job
 			}
 		}
-		r.res.Waiting = append(r.res.Waiting, Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: cd.by, Reason: rs})
+		r.res.Waiting = append(r.res.Waiting, Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: by, Reason: rs})
 		if c.Running && !cd.moved {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
 		}
