@@ -10,10 +10,14 @@
 //     table, the Helios-derived Philly tables, the Pollux Philly table, the
 //     ASTRAEA authors' artifact format and a documented generic CSV; the
 //     layout is selected from the header row and gzip is read transparently.
+//
 //   - Bad rows are a [*RowError] naming file, line and column, matchable with
 //     errors.Is against the sentinels ([ErrNumber], [ErrTime], [ErrGPUs],
 //     [ErrDuplicateID], [ErrOutOfOrder], ...). With [Options].Lenient the
 //     reader skips them and counts them by reason in [Reader.Skipped].
+//
+//   - [FromJobs] replays a slice and [Until] cuts a trace at a submit time
+//     (for prefixes of a trace).
 //
 // # Quotas
 //

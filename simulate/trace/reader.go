@@ -196,7 +196,7 @@ func (r *Reader) Next() (Job, error) {
 			r.err = err
 			return Job{}, err
 		}
-		r.seen[j.ID] = struct{}{}
+		r.seen[strings.Clone(j.ID)] = struct{}{} // a copy: the id must not pin the whole CSV line
 		r.last, r.started = j.Submit, true
 		return j, nil
 	}
@@ -228,7 +228,7 @@ func (r *Reader) nextBuffered() (Job, error) {
 					r.buf = nil
 					return Job{}, err
 				}
-				r.seen[j.ID] = struct{}{}
+				r.seen[strings.Clone(j.ID)] = struct{}{} // a copy: the id must not pin the whole CSV line
 			}
 			r.buf = append(r.buf, j)
 		}
