@@ -178,9 +178,37 @@ func TestPropertyPlacement(t *testing.T) {
 		if spread {
 			opts = append(opts, AllowSpread())
 		}
-		c, err := NewCluster(genNodes(t, 6), opts...)
+		initial := genNodes(t, 6)
+		c, err := NewCluster(initial, opts...)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Domain order of appearance, as the rules break ties by it.
+		order := map[string]int{}
+		ordSeq := 0
+		appear := func(n Node) {
+			for l := range n.Topology {
+				if p := strings.Join(n.Topology[:l+1], "/"); order[p] == 0 {
+					ordSeq++
+					order[p] = ordSeq
+				}
+			}
+		}
+		forget := func() {
+			live := map[string]bool{}
+			for n := range c.Nodes() {
+				for l := range n.Topology {
+					live[strings.Join(n.Topology[:l+1], "/")] = true
+				}
+			}
+			for p := range order {
+				if !live[p] {
+					delete(order, p)
+				}
+			}
+		}
+		for _, n := range initial {
+			appear(n)
 		}
 		model := map[string]Placement{}
 		next := 0
@@ -230,6 +258,9 @@ func TestPropertyPlacement(t *testing.T) {
 					return
 				}
 				checkPlacement(t, vs, p, demand, spread)
+				if want := expected(vs, demand, order); p.String() != want {
+					t.Fatalf("Place(%d) = %s, the rules give %s", demand, p, want)
+				}
 				// Deterministic: again, and on a clone.
 				if q, _ := c.Place(demand); q.String() != p.String() {
 					t.Fatalf("Place(%d) = %v then %v", demand, p, q)
@@ -306,6 +337,7 @@ func TestPropertyPlacement(t *testing.T) {
 				if err := c.AddNode(nd); err != nil {
 					t.Fatal(err)
 				}
+				appear(nd)
 				check()
 			},
 			"remove node": func(t *rapid.T) {
@@ -326,6 +358,7 @@ func TestPropertyPlacement(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				forget()
 				check()
 			},
 			"clone": func(t *rapid.T) {
@@ -404,4 +437,92 @@ func TestPropertyDeterministic(t *testing.T) {
 			t.Fatal("states differ")
 		}
 	})
+}
+
+// expected applies the documented rules literally, by sorting, to a demand
+// that the oracle says can be placed; order gives each domain path's rank of
+// appearance.
+func expected(vs []view, demand int, order map[string]int) string {
+	var cand []view
+	depth := 0
+	for _, v := range vs {
+		if !v.draining && v.free > 0 {
+			cand = append(cand, v)
+		}
+	}
+	for p := range order {
+		depth = max(depth, strings.Count(p, "/")+1)
+	}
+	byFreeDesc := func(a, b view) int {
+		if a.free != b.free {
+			return b.free - a.free
+		}
+		return strings.Compare(a.id, b.id)
+	}
+	slices.SortFunc(cand, byFreeDesc)
+	place := func(pool []view, k int) string {
+		var p Placement
+		sum := 0
+		for _, v := range pool[:k-1] {
+			p.Slots = append(p.Slots, Slot{Node: v.id, GPUs: v.freeGPUs})
+			sum += v.free
+		}
+		rest := demand - sum
+		var rem *view
+		for i := k - 1; i < len(pool); i++ {
+			v := pool[i]
+			if v.free >= rest && (rem == nil || v.free < rem.free || (v.free == rem.free && v.id < rem.id)) {
+				rem = &pool[i]
+			}
+		}
+		p.Slots = append(p.Slots, Slot{Node: rem.id, GPUs: rem.freeGPUs[:rest]})
+		slices.SortFunc(p.Slots, func(a, b Slot) int { return strings.Compare(a.Node, b.Node) })
+		return p.String()
+	}
+	// Single node: best fit.
+	var best *view
+	for i, v := range cand {
+		if v.free >= demand && (best == nil || v.free < best.free || (v.free == best.free && v.id < best.id)) {
+			best = &cand[i]
+		}
+	}
+	if best != nil {
+		return best.id + ":" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(best.freeGPUs[:demand])), ","), "[]")
+	}
+	k, sum := 0, 0
+	for _, v := range cand {
+		k++
+		sum += v.free
+		if sum >= demand {
+			break
+		}
+	}
+	for l := depth - 1; l >= 0; l-- {
+		bestPath, bestSum := "", 0
+		for path := range order {
+			if strings.Count(path, "/") != l {
+				continue
+			}
+			s, n := 0, 0
+			for _, v := range cand {
+				if d, ok := v.domainKey(l); ok && d == path && n < k {
+					s += v.free
+					n++
+				}
+			}
+			if s >= demand && (bestPath == "" || s < bestSum || (s == bestSum && order[path] < order[bestPath])) {
+				bestPath, bestSum = path, s
+			}
+		}
+		if bestPath != "" {
+			var pool []view
+			for _, v := range cand {
+				if d, ok := v.domainKey(l); ok && d == bestPath {
+					pool = append(pool, v)
+				}
+			}
+			return place(pool, k)
+		}
+	}
+	return place(cand, k)
 }
