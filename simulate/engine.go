@@ -61,9 +61,14 @@ type job struct {
 	progressFrom time.Duration // while running: progress accrues from here
 	startAt      time.Duration // while starting: when it will start holding
 
-	gen        uint32 // invalidates complete/start/lease-end events
-	relGen     uint32 // invalidates release events
-	firstStart time.Duration
+	listed bool // in the engine's list of expired leases this tick
+	// marks of apply: equal to the engine's stamp when the current decision
+	// preempts, grants or renews the job
+	stopMark, grantMark, renewMark uint64
+	gen                            uint32 // invalidates complete and start events
+	leaseGen                       uint32 // invalidates lease-end events
+	relGen                         uint32 // invalidates release events
+	firstStart                     time.Duration
 }
 
 // attained returns useful running time up to now.
@@ -127,8 +132,14 @@ type engine struct {
 	jobs    map[string]*job
 	arrived []*job
 	pending []*JobState
-	running []*JobState
-	q       eventQueue
+	running runSet
+	blind   bool // the policy is ProgressBlind
+
+	expired     []*job      // lease ended since the last tick
+	expState    []*JobState // their states, for State.Expiring
+	demandCount map[int]int // pending jobs by GPU demand
+	demands     []int       // distinct pending demands, ascending
+	q           eventQueue
 
 	next    trace.Job // lookahead
 	hasNext bool
@@ -147,6 +158,10 @@ type engine struct {
 	boundaries []time.Duration // next interval end per Intervals entry
 	tenants    []string        // sorted tenant names
 
+	// scratch space of apply, reused across ticks
+	stamp  uint64 // decision counter; a job's marks equal it when named
+	lapsed []*job
+
 	res        Result
 	done       int
 	stallTicks int
@@ -164,6 +179,9 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if m, ok := p.(AccountsModer); ok {
+		cfg.Accounts = m.AccountsMode()
+	}
 	nodes, err := cfg.nodes()
 	if err != nil {
 		return nil, err
@@ -180,6 +198,8 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 		cluster:  cl,
 		jobs:     make(map[string]*job),
 	}
+	e.demandCount = make(map[int]int)
+	_, e.blind = p.(ProgressBlind)
 	if cfg.CheckEvery <= 0 {
 		e.cfg.CheckEvery = DefaultCheckEvery
 	}
@@ -359,7 +379,7 @@ func (e *engine) closeInterval(length, end time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("simulate: tenant %s account over [%v, %v): %w", t, from, to, err)
 		}
-		e.res.Run.Tenants = append(e.res.Run.Tenants, metrics.TenantInterval{Tenant: t, From: from, To: to, Account: a})
+		e.res.Run.Tenants = append(e.res.Run.Tenants, metrics.TenantInterval{Tenant: t, From: from, To: to, Account: a, Length: length})
 	}
 	return nil
 }
@@ -434,9 +454,10 @@ func (e *engine) handle(ev event) error {
 		}
 		return e.begin(j)
 	case evLeaseEnd:
-		if ev.gen != j.gen || j.phase != phRunning {
+		if ev.gen != j.leaseGen || j.phase != phRunning {
 			return nil
 		}
+		e.expired = append(e.expired, j)
 		e.schedTick(e.now)
 	}
 	return nil
@@ -498,7 +519,7 @@ func (e *engine) begin(j *job) error {
 	j.st.LastStart = e.at(e.now)
 	e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j, gen: j.gen})
 	if !j.st.LeaseEnd.IsZero() {
-		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j, gen: j.gen})
+		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j, gen: j.leaseGen})
 	}
 	return nil
 }
@@ -509,7 +530,7 @@ func (e *engine) complete(j *job) error {
 	if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
 		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
 	}
-	e.running = removeSorted(e.running, &j.st)
+	e.running.remove(j)
 	fs := finalState(j.st.Job.FinalState())
 	if err := e.ledgerDo("finish", j, t, func(l *ledger.Ledger) error { return l.Finish(e.at(t), j.id, fs) }); err != nil {
 		return err
@@ -571,7 +592,7 @@ func (e *engine) finish() error {
 	if err := e.advance(e.now); err != nil {
 		return err
 	}
-	if e.held != 0 || len(e.jobs) != 0 || len(e.running) != 0 || len(e.pending) != 0 {
+	if e.held != 0 || len(e.jobs) != 0 || len(e.running.jobs) != 0 || len(e.pending) != 0 {
 		return fmt.Errorf("%w: at the end %d GPUs held, %d jobs active", ErrInvariant, e.held, len(e.jobs))
 	}
 	if err := e.check(); err != nil {
@@ -627,7 +648,7 @@ func (e *engine) check() error {
 		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
 	}
 	var used int
-	for _, s := range e.running {
+	for _, s := range e.running.states {
 		used += s.Placement.GPUs()
 		if s.Placement.GPUs() != s.Job.GPUs {
 			return fmt.Errorf("%w: job %s holds %d GPUs, its gang is %d", ErrInvariant, s.Job.ID, s.Placement.GPUs(), s.Job.GPUs)

@@ -54,9 +54,17 @@ type State struct {
 	Cluster  *placement.Cluster
 	Pending  []*JobState
 	Running  []*JobState
-	Accounts ledger.View        // two-level accounts at Now (the engine's ledger; Eq. 16 unless configured)
-	Quotas   map[string]float64 // tenant -> weight (normalised so Σ = 1)
-	Capacity int                // cluster GPUs
+	// Expiring are the running jobs whose lease has ended by Now, sorted by
+	// (Submit, ID): the running candidates of a lease-based policy. A job
+	// listed here that the Decision neither renews nor preempts is suspended
+	// (its lease lapses).
+	Expiring []*JobState
+	// PendingDemands are the distinct GPU demands among Pending, ascending:
+	// a policy can tell in O(distinct demands) whether anything could fit.
+	PendingDemands []int
+	Accounts       ledger.View        // two-level accounts at Now (the engine's ledger; Eq. 16 unless configured)
+	Quotas         map[string]float64 // tenant -> weight (normalised so Σ = 1)
+	Capacity       int                // cluster GPUs
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.
@@ -70,7 +78,8 @@ type Grant struct {
 // Decision is a policy's answer at one tick. The engine first preempts
 // (checkpoint + release), then applies renewals, then starts new grants (a
 // resumed job pays a cold start). Grants must fit the cluster after the
-// preemptions.
+// preemptions. The engine does not keep a Decision after applying it, so a
+// policy may reuse its slices at the next tick.
 type Decision struct {
 	Preempt []string
 	Grants  []Grant
@@ -87,3 +96,9 @@ type Policy interface {
 // crossings); the engine otherwise skips idle ticks. A zero time means no
 // wakeup is needed.
 type Waker interface{ NextWakeup(s *State) time.Time }
+
+// ProgressBlind is implemented by a policy that never reads Attained or
+// Remaining of running jobs. The engine then skips refreshing them at every
+// tick, which costs O(running jobs) per tick; pending jobs' values stay exact
+// either way.
+type ProgressBlind interface{ ProgressBlind() }

@@ -18,16 +18,19 @@ func (e *engine) tick(t time.Duration) error {
 	e.res.Stats.Ticks++
 	for _, j := range e.arrived {
 		j.phase = phPending
-		e.pending = insertSorted(e.pending, &j.st)
+		e.addPending(j)
 	}
 	clear(e.arrived)
 	e.arrived = e.arrived[:0]
+	e.collectExpired()
 	s := e.fillState()
 	d, err := e.pol.Schedule(s)
 	if err != nil {
 		return fmt.Errorf("simulate: policy %s at %v: %w", e.pol.Name(), e.at(t), err)
 	}
-	if err := e.apply(d); err != nil {
+	err = e.apply(d)
+	e.clearExpired()
+	if err != nil {
 		return err
 	}
 	if e.waker != nil {
@@ -42,28 +45,62 @@ func (e *engine) tick(t time.Duration) error {
 	return nil
 }
 
-// fillState refreshes the State policies see: running jobs' attained time and
-// the ledger view at now.
+// fillState refreshes the State policies see: running jobs' attained time
+// (unless the policy is ProgressBlind), the jobs whose lease ended, and the
+// ledger view at now.
 func (e *engine) fillState() *State {
 	now := e.now
-	for _, s := range e.running {
-		j := e.jobs[s.Job.ID]
-		s.Attained = j.attained(now)
-		s.Remaining = s.Job.Duration - s.Attained
+	if !e.blind {
+		for _, j := range e.running.jobs {
+			j.st.Attained = j.attained(now)
+			j.st.Remaining = j.st.Job.Duration - j.st.Attained
+		}
 	}
 	at := e.at(now)
 	e.state = State{
-		Now:      at,
-		Interval: e.cfg.Interval,
-		Lease:    e.cfg.Lease,
-		Cluster:  e.cluster,
-		Pending:  e.pending,
-		Running:  e.running,
-		Accounts: e.books[0].View(at),
-		Quotas:   e.quotas,
-		Capacity: e.capacity,
+		Now:            at,
+		Interval:       e.cfg.Interval,
+		Lease:          e.cfg.Lease,
+		Cluster:        e.cluster,
+		Pending:        e.pending,
+		Running:        e.running.states,
+		Expiring:       e.expState,
+		PendingDemands: e.demands,
+		Accounts:       e.books[0].View(at),
+		Quotas:         e.quotas,
+		Capacity:       e.capacity,
 	}
 	return &e.state
+}
+
+// collectExpired turns the lease-end events since the last tick into the
+// sorted list of running jobs whose lease has ended.
+func (e *engine) collectExpired() {
+	nowT := e.at(e.now)
+	keep := e.expired[:0]
+	for _, j := range e.expired {
+		if j.phase == phRunning && !j.st.LeaseEnd.IsZero() && !j.st.LeaseEnd.After(nowT) && !j.listed {
+			j.listed = true
+			keep = append(keep, j)
+		}
+	}
+	slices.SortFunc(keep, func(a, b *job) int { return compareJobs(&a.st, &b.st) })
+	e.expired = keep
+	e.expState = e.expState[:0]
+	for _, j := range keep {
+		e.expState = append(e.expState, &j.st)
+	}
+}
+
+// clearExpired forgets the jobs whose lease ended, after a decision.
+func (e *engine) clearExpired() {
+	for _, j := range e.expired {
+		j.listed = false
+	}
+	clear(e.expired)
+	e.expired = e.expired[:0]
+	clear(e.expState)
+	e.expState = e.expState[:0]
 }
 
 func (e *engine) badDecision(job, format string, args ...any) error {
@@ -72,42 +109,42 @@ func (e *engine) badDecision(job, format string, args ...any) error {
 
 // apply carries out a decision: preemptions (checkpoint, then release), lapsed
 // leases, renewals, then new grants, which start once every release in flight
-// has completed.
+// has completed. A running job that is preempted (or whose lease lapses) may
+// also get a new grant in the same decision: it moves, paying a checkpoint
+// and a cold start.
 func (e *engine) apply(d Decision) error {
 	now := e.now
-	seen := make(map[string]bool, len(d.Preempt)+len(d.Grants))
+	e.stamp++
+	st := e.stamp
 	for _, id := range d.Preempt {
 		j := e.jobs[id]
 		switch {
 		case j == nil:
 			return e.badDecision(id, "preempts an unknown job")
-		case seen[id]:
-			return e.badDecision(id, "named twice")
+		case j.stopMark == st:
+			return e.badDecision(id, "preempted twice")
 		case j.st.Status != Running:
 			return e.badDecision(id, "preempts a job that is not running")
 		}
-		seen[id] = true
+		j.stopMark = st
 	}
-	renew := make(map[string]bool)
 	for _, g := range d.Grants {
 		j := e.jobs[g.Job]
 		switch {
 		case j == nil:
 			return e.badDecision(g.Job, "grants an unknown job")
-		case seen[g.Job]:
-			return e.badDecision(g.Job, "named twice")
+		case j.grantMark == st:
+			return e.badDecision(g.Job, "granted twice")
 		case g.Lease < 0:
 			return e.badDecision(g.Job, "negative lease %v", g.Lease)
-		case g.Renew && j.st.Status != Running:
-			return e.badDecision(g.Job, "renews a job that is not running")
-		case !g.Renew && j.st.Status != Pending:
-			return e.badDecision(g.Job, "grants a job that is already running (renew it instead)")
 		case j.phase == phArrived:
 			return e.badDecision(g.Job, "grants a job not yet submitted")
+		case g.Renew && (j.st.Status != Running || j.stopMark == st):
+			return e.badDecision(g.Job, "renews a job that is not running")
 		}
-		seen[g.Job] = true
+		j.grantMark = st
 		if g.Renew {
-			renew[g.Job] = true
+			j.renewMark = st
 		}
 	}
 	for _, id := range d.Preempt {
@@ -116,10 +153,10 @@ func (e *engine) apply(d Decision) error {
 		}
 	}
 	// A running job whose lease ended and that was not renewed is suspended.
-	var lapsed []*job
-	for _, s := range e.running {
-		if !s.LeaseEnd.IsZero() && !s.LeaseEnd.After(e.at(now)) && !renew[s.Job.ID] {
-			lapsed = append(lapsed, e.jobs[s.Job.ID])
+	lapsed := e.lapsed[:0]
+	for _, j := range e.expired {
+		if j.st.Status == Running && j.renewMark != st {
+			lapsed = append(lapsed, j)
 		}
 	}
 	for _, j := range lapsed {
@@ -127,6 +164,8 @@ func (e *engine) apply(d Decision) error {
 			return err
 		}
 	}
+	clear(lapsed)
+	e.lapsed = lapsed[:0]
 	for _, g := range d.Grants {
 		if g.Renew {
 			if err := e.renew(e.jobs[g.Job], g); err != nil {
@@ -136,10 +175,15 @@ func (e *engine) apply(d Decision) error {
 	}
 	barrier := max(now, e.lastRelease)
 	for _, g := range d.Grants {
-		if !g.Renew {
-			if err := e.grant(e.jobs[g.Job], g, barrier); err != nil {
-				return err
-			}
+		if g.Renew {
+			continue
+		}
+		j := e.jobs[g.Job]
+		if j.st.Status != Pending {
+			return e.badDecision(g.Job, "grants a job that keeps running (renew it instead)")
+		}
+		if err := e.grant(j, g, barrier); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -153,16 +197,17 @@ func (e *engine) preempt(j *job) error {
 	if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
 		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
 	}
-	e.running = removeSorted(e.running, &j.st)
+	e.running.remove(j)
 	wasRunning := j.phase == phRunning
 	j.base = j.attained(now)
 	j.gen++
+	j.leaseGen++
 	j.phase = phPending
 	j.st.Status = Pending
 	j.st.Placement = placement.Placement{}
 	j.st.LeaseEnd = time.Time{}
 	j.st.Attained, j.st.Remaining = j.base, j.st.Job.Duration-j.base
-	e.pending = insertSorted(e.pending, &j.st)
+	e.addPending(j)
 	if !wasRunning {
 		return nil
 	}
@@ -181,7 +226,8 @@ func (e *engine) preempt(j *job) error {
 	return nil
 }
 
-// renew keeps a running job in place for another lease from now.
+// renew keeps a running job in place for another lease from now. Its
+// completion event stays valid unless the renewal pauses it.
 func (e *engine) renew(j *job, g Grant) error {
 	now := e.now
 	if len(g.Placement.Slots) > 0 && !samePlacement(g.Placement, j.st.Placement) {
@@ -189,29 +235,31 @@ func (e *engine) renew(j *job, g Grant) error {
 	}
 	e.res.Stats.Renewals++
 	j.st.Leases++
-	j.gen++
+	j.leaseGen++
+	from := now
+	if j.phase == phStarting {
+		// Not holding yet: the lease runs from its start, where begin
+		// arms the lease-end event.
+		from = j.startAt
+	}
 	if g.Lease > 0 {
-		j.st.LeaseEnd = e.at(now + g.Lease)
+		j.st.LeaseEnd = e.at(from + g.Lease)
 	} else {
 		j.st.LeaseEnd = time.Time{}
 	}
 	if j.phase == phStarting {
-		// Not holding yet: the start event was invalidated; re-arm it.
-		e.q.push(event{at: j.startAt, kind: evStart, j: j, gen: j.gen})
-		if g.Lease > 0 {
-			j.st.LeaseEnd = e.at(j.startAt + g.Lease)
-		}
 		return nil
 	}
 	if e.cfg.CheckpointOnRenew && e.cfg.Checkpoint > 0 {
 		j.base = j.attained(now)
 		j.progressFrom = max(j.progressFrom, now+e.cfg.Checkpoint)
+		j.gen++
 		e.res.Stats.Checkpoints++
 		e.res.Stats.OverheadGPUSeconds += e.cfg.Checkpoint.Seconds() * float64(j.st.Job.GPUs)
+		e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j, gen: j.gen})
 	}
-	e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j, gen: j.gen})
 	if g.Lease > 0 {
-		e.q.push(event{at: now + g.Lease, kind: evLeaseEnd, j: j, gen: j.gen})
+		e.q.push(event{at: now + g.Lease, kind: evLeaseEnd, j: j, gen: j.leaseGen})
 	}
 	return nil
 }
@@ -232,13 +280,14 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	if err := e.cluster.Allocate(j.st.Job.ID, p); err != nil {
 		return e.badDecision(g.Job, "allocation failed: %v", err)
 	}
-	e.pending = removeSorted(e.pending, &j.st)
+	e.removePending(j)
 	j.st.Status = Running
 	j.st.Placement = p
 	j.st.Leases++
 	j.gen++
+	j.leaseGen++
 	e.res.Stats.Grants++
-	e.running = insertSorted(e.running, &j.st)
+	e.running.insert(j)
 	j.startAt = barrier
 	j.st.LastStart = e.at(barrier)
 	if g.Lease > 0 {
@@ -259,4 +308,26 @@ func samePlacement(a, b placement.Placement) bool {
 	return slices.EqualFunc(a.Slots, b.Slots, func(x, y placement.Slot) bool {
 		return x.Node == y.Node && slices.Equal(x.GPUs, y.GPUs)
 	})
+}
+
+func (e *engine) addPending(j *job) {
+	e.pending = insertSorted(e.pending, &j.st)
+	d := j.st.Job.GPUs
+	if e.demandCount[d] == 0 {
+		i, _ := slices.BinarySearch(e.demands, d)
+		e.demands = slices.Insert(e.demands, i, d)
+	}
+	e.demandCount[d]++
+}
+
+func (e *engine) removePending(j *job) {
+	e.pending = removeSorted(e.pending, &j.st)
+	d := j.st.Job.GPUs
+	e.demandCount[d]--
+	if e.demandCount[d] == 0 {
+		delete(e.demandCount, d)
+		if i, ok := slices.BinarySearch(e.demands, d); ok {
+			e.demands = slices.Delete(e.demands, i, i+1)
+		}
+	}
 }
