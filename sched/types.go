@@ -90,8 +90,14 @@ type TenantOrder func(a, b *TenantState) int
 
 // ByRho is the default [TenantOrder]: lowest pre-credited ρ_tenant first
 // (+Inf last), then lower tenant id.
+//
+// It is cmp.Or(ρ compare, id compare), written out so that the id is only
+// compared on equal ρ (cmp.Or evaluates all its arguments).
 func ByRho(a, b *TenantState) int {
-	return cmp.Or(a.Account.Rho.Compare(b.Account.Rho), cmp.Compare(a.ID, b.ID))
+	if c := a.Account.Rho.Compare(b.Account.Rho); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // TieBreak orders candidates of equal reward inside a tenant, the first going
@@ -101,8 +107,14 @@ type TieBreak func(a, b *Candidate) int
 
 // BySubmit is the default [TieBreak]: earlier submission first, then lower
 // job id.
+//
+// It is cmp.Or(submit compare, id compare), written out so that the id is
+// only compared on equal submit times.
 func BySubmit(a, b *Candidate) int {
-	return cmp.Or(a.Submit.Compare(b.Submit), cmp.Compare(a.Job, b.Job))
+	if c := a.Submit.Compare(b.Submit); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Job, b.Job)
 }
 
 // Options are a round's policy choices. The zero value is the paper's
