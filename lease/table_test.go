@@ -2,6 +2,8 @@ package lease
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -406,4 +408,65 @@ func FuzzStateText(f *testing.F) {
 			t.Fatalf("%q → %v → %q, %v", in, s, out, err)
 		}
 	})
+}
+
+// TestTransitionMatrix applies every event to a job in every state and
+// checks it against the transition table of the package documentation.
+func TestTransitionMatrix(t *testing.T) {
+	setups := map[State][]step{
+		Pending:       {submit(t0)},
+		Running:       {submit(t0), start(t0)},
+		Checkpointing: {submit(t0), start(t0), ckpt(t1)},
+		Suspended:     {submit(t0), start(t0), ckpt(t1), release(t1, 0)},
+		Restoring:     {submit(t0), start(t0), ckpt(t1), release(t1, 0), restore(t1, time.Hour)},
+		Completed:     {submit(t0), start(t0), finish(t1, Completed)},
+		Failed:        {submit(t0), finish(t1, Failed)},
+		Cancelled:     {submit(t0), finish(t1, Cancelled)},
+	}
+	events := []struct {
+		name  string
+		do    step
+		to    State
+		legal []State
+	}{
+		{"start", start(t2), Running, []State{Pending}},
+		{"renew", renew(t2, 0), Running, []State{Running}},
+		{"checkpoint", ckpt(t2), Checkpointing, []State{Running}},
+		{"release", release(t2, 0), Suspended, []State{Checkpointing}},
+		{"restore", restore(t2, 0), Running, []State{Suspended}},
+		{"complete", finish(t2, Completed), Completed, []State{Running, Checkpointing}},
+		{"fail", finish(t2, Failed), Failed, []State{Pending, Running, Checkpointing, Suspended, Restoring}},
+		{"cancel", finish(t2, Cancelled), Cancelled, []State{Pending, Running, Checkpointing, Suspended, Restoring}},
+	}
+	for from := Pending; from <= Cancelled; from++ {
+		for _, ev := range events {
+			legal := slices.Contains(ev.legal, from)
+			verb := "is rejected"
+			if legal {
+				verb = "is accepted"
+			}
+			t.Run(fmt.Sprintf("%s of a %s job %s", ev.name, from, verb), func(t *testing.T) {
+				tb := newTable(t, Config{})
+				for _, s := range setups[from] {
+					must(t, s(tb))
+				}
+				if in, _ := tb.Info("j"); in.State != from {
+					t.Fatalf("setup reached %v, want %v", in.State, from)
+				}
+				err := ev.do(tb)
+				in, _ := tb.Info("j")
+				switch {
+				case legal && err != nil:
+					t.Fatalf("rejected: %v", err)
+				case legal && in.State != ev.to:
+					t.Fatalf("state %v, want %v", in.State, ev.to)
+				case !legal && !errors.Is(err, ErrInvalidTransition):
+					t.Fatalf("err = %v, want ErrInvalidTransition", err)
+				case !legal && in.State != from:
+					t.Fatalf("rejected event moved the job to %v", in.State)
+				}
+				check(t, tb)
+			})
+		}
+	}
 }
