@@ -259,6 +259,11 @@ func (c *Coordinator) effectErr(step string, id ledger.JobID, at time.Time, err 
 //     guarded jobs kept GPUs, the last starts of the plan are deferred
 //     until their GPUs cover what was kept.
 //
+// The plan is the whole decision: a running job that it neither renews nor
+// preempts keeps running, even on an expired lease, and stays in
+// [Table.Expired] until a plan handles it. A scheduler renews or preempts
+// every job of Expired(at) at each boundary.
+//
 // A side effect that fails stops the boundary and returns an error matching
 // ErrEffect, wrapping the cause; the table then reflects every step that
 // had succeeded, and the partial Outcome lists them.
