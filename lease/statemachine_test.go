@@ -85,6 +85,8 @@ func TestStateMachine(t *testing.T) {
 		w := newWorld(rt, Config{Lease: leaseLen, MinRuntime: guard, Billing: bill}, sc, grace)
 		model := map[ledger.JobID]*mjob{}
 		var ids []ledger.JobID
+		var retired Usage // usage of forgotten jobs
+		nextID := 0
 		now := t0
 
 		inState := func(at time.Time, states ...State) []ledger.JobID {
@@ -128,7 +130,8 @@ func TestStateMachine(t *testing.T) {
 
 		rt.Repeat(map[string]func(*rapid.T){
 			"submit": func(rt *rapid.T) {
-				id := ledger.JobID(fmt.Sprintf("j%02d", len(ids)))
+				id := ledger.JobID(fmt.Sprintf("j%02d", nextID))
+				nextID++
 				work := sec(rapid.IntRange(1, 3000).Draw(rt, "work"))
 				w.add(rt, now, id, work)
 				ids = append(ids, id)
@@ -219,6 +222,21 @@ func TestStateMachine(t *testing.T) {
 					completeUpTo(rt, now)
 				}
 			},
+			"forget": func(rt *rapid.T) {
+				done := inState(now, Completed, Failed, Cancelled)
+				if len(done) == 0 {
+					rt.Skip("no terminal job")
+				}
+				id := rapid.SampledFrom(done).Draw(rt, "job")
+				in, _ := w.tb.Info(id)
+				must(rt, w.tb.Forget(id))
+				retired = retired.Add(in.Usage)
+				ids = slices.DeleteFunc(ids, func(x ledger.JobID) bool { return x == id })
+				delete(model, id)
+				if _, ok := w.tb.Info(id); ok {
+					rt.Fatalf("forgotten job %s still in the table", id)
+				}
+			},
 			"illegal event": func(rt *rapid.T) {
 				if len(ids) == 0 {
 					rt.Skip("no job")
@@ -261,7 +279,7 @@ func TestStateMachine(t *testing.T) {
 				if w.tb.Len() != len(ids) {
 					rt.Fatalf("table has %d jobs, model %d", w.tb.Len(), len(ids))
 				}
-				var total Usage
+				total := retired
 				for _, id := range ids {
 					m := model[id]
 					in, err := w.tb.InfoAt(now, id)
