@@ -326,17 +326,17 @@ func TestRejectedInputLeavesPlacerUnchanged(t *testing.T) {
 	}
 }
 
-// failingPlacer fails Allocate after n successful calls.
+// failingPlacer fails its Allocate call number n+1 (and only that one).
 type failingPlacer struct {
 	*placement.Cluster
 	n int
 }
 
 func (f *failingPlacer) Allocate(id string, p placement.Placement) error {
-	if f.n == 0 {
+	f.n--
+	if f.n == -1 {
 		return errors.New("disk on fire")
 	}
-	f.n--
 	return f.Cluster.Allocate(id, p)
 }
 
@@ -472,4 +472,32 @@ func TestEmptyRound(t *testing.T) {
 	if err != nil || len(res.Grants)+len(res.Waiting)+len(res.Released)+len(res.Tenants) != 0 {
 		t.Fatalf("empty round: %+v, %v", res, err)
 	}
+}
+
+func TestPlacerFailureAfterPreemptionIsUndone(t *testing.T) {
+	cl := cluster(t, 1, 8)
+	e := placement.Placement{Slots: []placement.Slot{slot("node-1", 0, 1, 2, 3, 4, 5, 6, 7)}}
+	if err := cl.Allocate("E", e); err != nil {
+		t.Fatal(err)
+	}
+	acc := newAccounts()
+	acc.tenant("A", 0, 100, 1)
+	acc.tenant("B", 100, 100, 1)
+	acc.job("N", 0)
+	acc.job("E", 1)
+	fp := &failingPlacer{Cluster: cl, n: 0} // N's allocation fails after E was released for it
+	_, err := Round(Input{Accounts: acc, Lease: lease, Placer: fp, Candidates: []Candidate{
+		{Job: "E", Tenant: "B", Demand: 8, Running: true, Placement: e, Leases: 1},
+		{Job: "N", Tenant: "A", Demand: 8},
+	}}, Options{})
+	if !errors.Is(err, ErrPlacer) {
+		t.Fatalf("err = %v", err)
+	}
+	if p, ok := cl.Allocation("E"); !ok || !samePlacement(p, e) {
+		t.Fatal("E was not restored after the failed round")
+	}
+	if _, ok := cl.Allocation("N"); ok {
+		t.Fatal("N holds GPUs after the failed round")
+	}
+	verifyCluster(t, cl)
 }
