@@ -50,7 +50,10 @@ type Renewer interface {
 	Renew(at time.Time, job ledger.JobID) (flush time.Duration, err error)
 }
 
-// Grant names a job and the GPUs it holds or is given.
+// Grant names a job and the GPUs it holds or is given. The coordinator does
+// no placement; it uses the counts only when the minimum-runtime guard keeps
+// a job the plan preempts: the plan's last starts are deferred until their
+// GPUs cover the GPUs kept. With zero counts nothing would be deferred.
 type Grant struct {
 	Job  ledger.JobID
 	GPUs ledger.GPUs
