@@ -31,37 +31,38 @@ func (l *Ledger) Check() error {
 	if l.capacity < 0 {
 		bad("capacity %d < 0", l.capacity)
 	}
-	check1 := func(what string, s *series1, rate float64) {
-		for i := range s.p {
-			if i > 0 && s.p[i].t <= s.p[i-1].t {
-				bad("%s: breakpoint times not increasing at %d", what, i)
-			}
-			if s.p[i].t > l.now {
-				bad("%s: breakpoint after now", what)
-			}
-			if math.IsNaN(s.p[i].v) || math.IsNaN(s.p[i].r) || s.p[i].v < -eps {
-				bad("%s: invalid breakpoint %+v", what, s.p[i])
-			}
+	checkTimes := func(what string, i int, t, prev int64) {
+		if i > 0 && t <= prev {
+			bad("%s: breakpoint times not increasing at %d", what, i)
 		}
-		if len(s.p) == 0 || s.rate() != rate {
+		if t > l.now || t < 0 {
+			bad("%s: breakpoint at %d outside [0, now]", what, t)
+		}
+	}
+	check1 := func(what string, s *series1, rate float64) {
+		prev := int64(0)
+		s.st.each(func(i int, p *point1) {
+			checkTimes(what, i, p.t, prev)
+			prev = p.t
+			if math.IsNaN(p.v) || math.IsNaN(p.r) || p.v < -eps {
+				bad("%s: invalid breakpoint %+v", what, *p)
+			}
+		})
+		if s.st.len() == 0 || s.rate() != rate {
 			bad("%s: rate %v, state says %v", what, s.rate(), rate)
 		}
 	}
 	check2 := func(what string, s *series2, ra, rb float64) {
-		for i := range s.p {
-			if i > 0 && s.p[i].t <= s.p[i-1].t {
-				bad("%s: breakpoint times not increasing at %d", what, i)
-			}
-			if s.p[i].t > l.now {
-				bad("%s: breakpoint after now", what)
-			}
-			p := s.p[i]
+		prev := int64(0)
+		s.st.each(func(i int, p *point2) {
+			checkTimes(what, i, p.t, prev)
+			prev = p.t
 			if math.IsNaN(p.a+p.b+p.ra+p.rb) || p.a < -eps || p.b < -eps {
-				bad("%s: invalid breakpoint %+v", what, p)
+				bad("%s: invalid breakpoint %+v", what, *p)
 			}
-		}
+		})
 		a, b := s.rates()
-		if len(s.p) == 0 || a != ra || b != rb {
+		if s.st.len() == 0 || a != ra || b != rb {
 			bad("%s: rates (%v, %v), state says (%v, %v)", what, a, b, ra, rb)
 		}
 	}
@@ -108,7 +109,7 @@ func (l *Ledger) Check() error {
 				runningTotal += j.demand
 				want = float64(j.demand)
 			}
-			if len(j.alloc.p) > 0 || j.state == running {
+			if j.alloc.st.len() > 0 || j.state == running {
 				check1(fmt.Sprintf("job %q alloc", id), &j.alloc, want)
 			}
 			r := l.jobFairRate(j)
@@ -120,7 +121,7 @@ func (l *Ledger) Check() error {
 			if j.grp != nil || !j.final.valid() || j.finish < j.submit {
 				bad("job %q: inconsistent finished record", id)
 			}
-			if len(j.alloc.p) > 0 {
+			if j.alloc.st.len() > 0 {
 				check1(fmt.Sprintf("job %q alloc", id), &j.alloc, 0)
 			}
 		default:

@@ -53,10 +53,10 @@ func TestTrailingWindowBoundsMemory(t *testing.T) {
 	}
 	do(t, l, nil)
 	tn := l.tenantIx["t"]
-	if n := len(tn.s.p); n > 110 {
+	if n := tn.s.st.len(); n > 110 {
 		t.Fatalf("tenant keeps %d breakpoints for a 100 s window of 1 event/s", n)
 	}
-	if n := len(l.jobs["j"].alloc.p); n > 110 {
+	if n := l.jobs["j"].alloc.st.len(); n > 110 {
 		t.Fatalf("job keeps %d breakpoints", n)
 	}
 	// [9899, 9999): the job ran in 50 of those 100 seconds

@@ -42,28 +42,34 @@ func (e *enc) u(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
 func (e *enc) i(v int64)   { e.b = binary.AppendVarint(e.b, v) }
 func (e *enc) f(v float64) { e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v)) }
 func (e *enc) s(v string)  { e.u(uint64(len(v))); e.b = append(e.b, v...) }
-func (e *enc) bool(v bool) { e.u(map[bool]uint64{false: 0, true: 1}[v]) }
+func (e *enc) bool(v bool) {
+	if v {
+		e.u(1)
+	} else {
+		e.u(0)
+	}
+}
 func (e *enc) s1(s series1) {
-	e.u(uint64(len(s.p)))
+	e.u(uint64(s.st.len()))
 	prev := int64(0)
-	for _, p := range s.p {
+	s.st.each(func(_ int, p *point1) {
 		e.i(p.t - prev)
 		prev = p.t
 		e.f(p.v)
 		e.f(p.r)
-	}
+	})
 }
 func (e *enc) s2(s series2) {
-	e.u(uint64(len(s.p)))
+	e.u(uint64(s.st.len()))
 	prev := int64(0)
-	for _, p := range s.p {
+	s.st.each(func(_ int, p *point2) {
 		e.i(p.t - prev)
 		prev = p.t
 		e.f(p.a)
 		e.f(p.b)
 		e.f(p.ra)
 		e.f(p.rb)
-	}
+	})
 }
 
 // MarshalBinary encodes the whole ledger (configuration, state and retained
@@ -275,20 +281,20 @@ func (d *dec) times(prev *int64, what string) int64 {
 
 func (d *dec) s1(what string) series1 {
 	n := d.count(what, 17)
-	s := series1{p: make([]point1, n)}
+	var s series1
 	prev := int64(0)
-	for k := range s.p {
-		s.p[k] = point1{t: d.times(&prev, what), v: d.f(what), r: d.f(what)}
+	for range n {
+		s.st.push(point1{t: d.times(&prev, what), v: d.f(what), r: d.f(what)})
 	}
 	return s
 }
 
 func (d *dec) s2(what string) series2 {
 	n := d.count(what, 33)
-	s := series2{p: make([]point2, n)}
+	var s series2
 	prev := int64(0)
-	for k := range s.p {
-		s.p[k] = point2{t: d.times(&prev, what), a: d.f(what), b: d.f(what), ra: d.f(what), rb: d.f(what)}
+	for range n {
+		s.st.push(point2{t: d.times(&prev, what), a: d.f(what), b: d.f(what), ra: d.f(what), rb: d.f(what)})
 	}
 	return s
 }
@@ -473,12 +479,15 @@ func decodePayload(b []byte) (*Ledger, error) {
 }
 
 func validSeries1(s *series1, now int64) error {
-	for k, p := range s.p {
-		if p.t < 0 || p.t > now || (k > 0 && p.t <= s.p[k-1].t) {
-			return fmt.Errorf("breakpoint times out of order")
+	var err error
+	prev := int64(0)
+	s.st.each(func(k int, p *point1) {
+		if p.t < 0 || p.t > now || (k > 0 && p.t <= prev) {
+			err = fmt.Errorf("breakpoint times out of order")
 		}
-	}
-	return nil
+		prev = p.t
+	})
+	return err
 }
 
 // WriteFile writes the snapshot to path atomically: it writes a temporary

@@ -1,0 +1,198 @@
+package ledger
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// cpuTimer reports the CPU nanoseconds per op ("cpu-ns/op") beside the wall
+// time, which a loaded machine inflates.
+type cpuTimer struct {
+	b     *testing.B
+	start int64
+}
+
+func startCPU(b *testing.B) cpuTimer {
+	b.ReportAllocs()
+	b.ResetTimer()
+	return cpuTimer{b, cpuNanos()}
+}
+
+func (c cpuTimer) stop() {
+	c.b.StopTimer()
+	if d := cpuNanos() - c.start; d > 0 && c.b.N > 0 {
+		c.b.ReportMetric(float64(d)/float64(c.b.N), "cpu-ns/op")
+	}
+}
+
+// benchLedger builds a cluster of 1,000 tenants: tenant "big" with `jobs`
+// active jobs (demands 1, 2, 4 and 8: four θ-groups), every other tenant
+// with two active jobs, half the jobs running.
+func benchLedger(b *testing.B, mode Mode, jobs int) (*Ledger, []JobID, time.Time) {
+	b.Helper()
+	l, err := New(Config{Mode: mode, Capacity: 100_000, Start: t0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := t0
+	tick := func() time.Time { at = at.Add(time.Millisecond); return at }
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 1000 {
+		id := TenantID(fmt.Sprintf("tenant-%04d", i))
+		if i == 0 {
+			id = "big"
+		}
+		must(l.AddTenant(tick(), id, float64(1+i%3)))
+		if i > 0 {
+			for k := range 2 {
+				j := JobID(fmt.Sprintf("%s/%d", id, k))
+				must(l.Submit(tick(), j, id, GPUs(1<<k), 1))
+				if k == 0 {
+					must(l.Start(tick(), j))
+				}
+			}
+		}
+	}
+	ids := make([]JobID, jobs)
+	for i := range ids {
+		ids[i] = JobID(fmt.Sprintf("big/%06d", i))
+		must(l.Submit(tick(), ids[i], "big", GPUs(1<<(i%4)), 1))
+		if i%2 == 0 {
+			must(l.Start(tick(), ids[i]))
+		}
+	}
+	return l, ids, at
+}
+
+// BenchmarkEventStartStop measures one Start or Stop of a job in the tenant
+// with 10k or 100k active jobs, the clock moving 1 ms per event. The cost
+// must not grow with the jobs of the tenant.
+func BenchmarkEventStartStop(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			l, ids, at := benchLedger(b, DemandAware, n)
+			running := make([]bool, n)
+			for i := range running {
+				running[i] = i%2 == 0
+			}
+			c := startCPU(b)
+			for i := 0; i < b.N; i++ {
+				k := (i * 7919) % n
+				at = at.Add(time.Millisecond)
+				var err error
+				if running[k] {
+					err = l.Stop(at, ids[k])
+				} else {
+					err = l.Start(at, ids[k])
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				running[k] = !running[k]
+			}
+			c.stop()
+		})
+	}
+}
+
+// BenchmarkEventSubmitFinish measures a Submit of a new job plus the Finish
+// of an old one (two events per op) in the tenant with 10k or 100k active
+// jobs: each changes the tenant's x_j, so every θ-group gets a breakpoint,
+// but no job is touched.
+func BenchmarkEventSubmitFinish(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, mode := range []Mode{DemandAware, QuotaShare} {
+			b.Run(fmt.Sprintf("jobs=%d/%v", n, mode), func(b *testing.B) {
+				l, ids, at := benchLedger(b, mode, n)
+				fresh := make([]JobID, b.N)
+				for i := range fresh {
+					fresh[i] = JobID(fmt.Sprintf("new/%d", i))
+				}
+				ids = append(ids, fresh...)
+				c := startCPU(b)
+				for i := 0; i < b.N; i++ {
+					at = at.Add(time.Millisecond)
+					if err := l.Submit(at, fresh[i], "big", GPUs(1<<(i%4)), 1); err != nil {
+						b.Fatal(err)
+					}
+					if err := l.Finish(at, ids[i], Completed); err != nil {
+						b.Fatal(err)
+					}
+				}
+				c.stop()
+			})
+		}
+	}
+}
+
+// BenchmarkEventCapacity measures SetCapacity with 1,000 tenants: every
+// quota changes, O(T·G).
+func BenchmarkEventCapacity(b *testing.B) {
+	l, _, at := benchLedger(b, DemandAware, 10_000)
+	c := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		at = at.Add(time.Second)
+		if err := l.SetCapacity(at, GPUs(100_000+i%2)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.stop()
+}
+
+// BenchmarkQueryDeepHistory measures a tenant and a job account over a
+// one-hour window in the middle of a history of 1M breakpoints, and a View
+// lookup at Now().
+func BenchmarkQueryDeepHistory(b *testing.B) {
+	l, err := New(Config{Capacity: 64, Start: t0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = l.AddTenant(t0, "t", 1)
+	_ = l.AddTenant(t0, "u", 1)
+	_ = l.Submit(t0, "j", "t", 8, 1)
+	_ = l.Submit(t0, "k", "t", 4, 1)
+	const events = 1_000_000
+	for i := 1; i <= events; i++ {
+		at := t0.Add(time.Duration(i) * time.Second)
+		if i%2 == 1 {
+			err = l.Start(at, "j")
+		} else {
+			err = l.Stop(at, "j")
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	from := t0.Add(events / 2 * time.Second)
+	to := from.Add(time.Hour)
+	b.Run("TenantAccount", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := l.TenantAccount("t", from, to); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("JobAccount", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := l.JobAccount("j", from, to); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	v := l.View(l.Now())
+	b.Run("View.TenantAccount", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, ok := v.TenantAccount("t"); !ok {
+				b.Fatal("missing")
+			}
+		}
+	})
+}
