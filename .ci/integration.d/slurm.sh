@@ -34,6 +34,7 @@ unavailable() {
   echo "## slurm integration test NOT RUN: $*" >&2
   echo "############################################################" >&2
   stop_daemons
+  [ -n "${WATCHDOG:-}" ] && kill "$WATCHDOG" 2>/dev/null
   if [ "${CI:-}" = true ]; then exit 1; fi
   exit 0
 }
@@ -46,6 +47,7 @@ fail() {
     tail -n 20 "$f" >&2
   done
   stop_daemons
+  [ -n "${WATCHDOG:-}" ] && kill "$WATCHDOG" 2>/dev/null
   exit 1
 }
 
@@ -83,8 +85,8 @@ if [ "$need_install" = 1 ]; then
   if [ "$(id -u)" != 0 ]; then unavailable "Slurm is not installed and we are not root"; fi
   say "installing Debian's Slurm, munge and MariaDB"
   export DEBIAN_FRONTEND=noninteractive
-  timeout 180 apt-get update -q >/dev/null 2>&1 || unavailable "apt-get update failed"
-  timeout 300 apt-get install -y -q slurmctld slurmd slurmdbd slurm-client munge mariadb-server \
+  timeout 120 apt-get update -q >/dev/null 2>&1 || unavailable "apt-get update failed"
+  timeout 240 apt-get install -y -q slurmctld slurmd slurmdbd slurm-client munge mariadb-server \
     >"${TMPDIR:-/tmp}/astraea-slurm-apt.log" 2>&1 ||
     unavailable "apt-get install of slurm failed (see ${TMPDIR:-/tmp}/astraea-slurm-apt.log)"
 fi
@@ -99,6 +101,12 @@ mkdir -p "$WORK"/{etc,run,log,state,spool,db,munge,out,bin,dev}
 touch "$WORK"/dev/nvidia{0,1,2,3}
 chmod 700 "$WORK/munge"
 trap 'stop_daemons' EXIT
+# A watchdog bounds everything after the install (about a minute when all
+# goes well): on expiry the script fails and the trap stops the daemons.
+LIMIT=${ASTRAEA_SLURM_LIMIT:-180}
+( trap 'kill $sp 2>/dev/null; exit 0' TERM; sleep "$LIMIT" & sp=$!; wait $sp && kill -TERM $$ ) 2>/dev/null &
+WATCHDOG=$!
+trap 'fail "timed out after $LIMIT s"' TERM
 
 DBPORT=${ASTRAEA_SLURM_DBPORT:-33061}
 NODE=localhost
@@ -227,9 +235,12 @@ now_local() { date +%Y-%m-%dT%H:%M:%S; }
 submit() { sbatch --parsable -n1 -o /dev/null "$@" || fail "sbatch $*"; }
 job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 is_state() { [ "$(job_state "$1")" = "$2" ]; }
+# accounted JOB STATE: slurmdbd, which sacct reads, records job starts and
+# ends a little after slurmctld does.
+accounted() { [ "$(timeout 20 sacct -n -X -P -j "$1" -o State | tail -n 1)" = "$2" ]; }
 all_done() {
   local j
-  for j in "$@"; do is_state "$j" COMPLETED || return 1; done
+  for j in "$@"; do is_state "$j" COMPLETED && accounted "$j" COMPLETED || return 1; done
 }
 
 T0=$(now_local)
@@ -257,15 +268,15 @@ say "finished jobs from $T0 to $T1"
 J5=$(submit -A team-a --gres=gpu:1 --wrap 'sleep 120')
 J6=$(submit -A team-a --gres=gpu:1 --begin=now+3600 --wrap 'sleep 1')
 J7=$(submit -A team-b --gres=gpu:2 --hold --wrap 'sleep 1')
-TIMEOUT=30 wait_for is_state "$J5" RUNNING || fail "job $J5 did not start"
+TIMEOUT=30 wait_for accounted "$J5" RUNNING || fail "job $J5 did not start"
 sleep 3
 
 OUT=$WORK/out
-sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State -S "$T0" >"$OUT/sacct.txt" || fail sacct
+timeout 60 sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State -S "$T0" >"$OUT/sacct.txt" || fail sacct
 NOW=$(now_local)
-sshare -a -P >"$OUT/sshare.txt" || fail sshare
-squeue -h -t PD -o '%i|%a|%b' >"$OUT/squeue.txt" || fail squeue
-sinfo -h -N -o '%n|%G' >"$OUT/sinfo.txt" || fail sinfo
+timeout 60 sshare -a -P >"$OUT/sshare.txt" || fail sshare
+timeout 60 squeue -h -t PD -o '%i|%a|%b' >"$OUT/squeue.txt" || fail squeue
+timeout 60 sinfo -h -N -o '%n|%G' >"$OUT/sinfo.txt" || fail sinfo
 printf 'T0=%s\nT1=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7" >"$OUT/times.txt"
 if [ -n "$CAPTURE" ]; then
   mkdir -p "$CAPTURE" && cp "$OUT"/*.txt "$CAPTURE"/ && say "captured outputs in $CAPTURE"
@@ -275,9 +286,9 @@ scancel "$J5" 2>/dev/null
 # ---------------------------------------------------------------- checks
 AS=$WORK/bin/astraea-slurm
 COMMON=(-sacct "$OUT/sacct.txt" -sshare "$OUT/sshare.txt" -sinfo "$OUT/sinfo.txt" -tz Local -now "$NOW")
-"$AS" "${COMMON[@]}" -mode quota -from "$T0" -to "$T1" -format csv >"$OUT/window.csv" || fail "astraea-slurm (window)"
-"$AS" "${COMMON[@]}" -mode quota -format csv >"$OUT/now.csv" || fail "astraea-slurm (up to now)"
-"$AS" "${COMMON[@]}" -mode quota -from "$T0" -to "$T1" >"$OUT/window.txt" || fail "astraea-slurm (text)"
+timeout 60 "$AS" "${COMMON[@]}" -mode quota -from "$T0" -to "$T1" -format csv >"$OUT/window.csv" || fail "astraea-slurm (window)"
+timeout 60 "$AS" "${COMMON[@]}" -mode quota -format csv >"$OUT/now.csv" || fail "astraea-slurm (up to now)"
+timeout 60 "$AS" "${COMMON[@]}" -mode quota -from "$T0" -to "$T1" >"$OUT/window.txt" || fail "astraea-slurm (text)"
 cat "$OUT/window.txt"
 
 secs() { date -d "$1" +%s; }
@@ -313,7 +324,7 @@ ua2=$(field "$OUT/now.csv" team-a used_gpu_seconds)
 check "team-a GPU-seconds up to now" "$(awk -v a="$ua2" -v b="$ua" 'BEGIN{print a-b}')" $(( RUN5 - 4 )) "$RUN5"
 
 # SiteFactor: the account with the lower rho gets the maximum, the other 0.
-"$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 >"$OUT/sitefactor.txt" ||
+timeout 60 "$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 >"$OUT/sitefactor.txt" ||
   fail "astraea-slurm -squeue"
 cat "$OUT/sitefactor.txt"
 first=$(awk -F, 'NR>1&&$9==1{print $1}' "$OUT/now.csv")
@@ -321,11 +332,14 @@ if [ "$first" = team-a ]; then fa=1000 fb=0; else fa=0 fb=1000; fi
 grep -qx "scontrol update JobId=$J6 SiteFactor=$fa" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J6 (team-a)"
 grep -qx "scontrol update JobId=$J7 SiteFactor=$fb" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J7 (team-b)"
 say "ok   SiteFactor lines"
-"$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 -apply >/dev/null ||
+timeout 60 "$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 -apply >/dev/null ||
   fail "astraea-slurm -apply"
 # With every other priority weight at 0, the site factor is the priority.
 prio=$(squeue -h -j "$J6" -o '%Q')
 check "priority of job $J6 after -apply" "$prio" 1000 1000
 scancel "$J6" "$J7" 2>/dev/null
 
+kill "$WATCHDOG" 2>/dev/null
+stop_daemons
+rm -rf "$WORK/db" "$WORK/state" "$WORK/spool"
 say "PASS in $(( $(date +%s) - T_START )) s"
