@@ -106,11 +106,15 @@ type nodeEntry struct {
 	n  *nodeState
 }
 
-// dkey orders the domains of a level by a count, then by ordinal. It holds
-// no pointer, which keeps the level indexes cheap to update.
-type dkey struct{ n, ord int }
+// dkey orders the domains of a level by a span k (0 where there is none),
+// a count, then the ordinal. It holds no pointer, which keeps the level
+// indexes cheap to update.
+type dkey struct{ k, n, ord int }
 
 func lessDKey(a, b dkey) bool {
+	if a.k != b.k {
+		return a.k < b.k
+	}
 	if a.n != b.n {
 		return a.n < b.n
 	}
@@ -142,24 +146,16 @@ type pathEntry struct {
 
 // levelIndex indexes the domains of one topology level.
 type levelIndex struct {
-	byFree *btree.BTreeG[dkey]                     // (domain free, ordinal)
-	byTop  [maxIndexedSpan + 1]*btree.BTreeG[dkey] // [k], k ≥ 2: (top[k], ordinal)
+	byFree *btree.BTreeG[dkey] // (domain free, ordinal)
+	byTop  *btree.BTreeG[dkey] // (k, top[k], ordinal) for 2 ≤ k ≤ maxIndexedSpan, one tree so that clones share its upper nodes
 }
 
 func newLevelIndex() *levelIndex {
-	lv := &levelIndex{byFree: btree.NewG(treeDegree, lessDKey)}
-	for k := 2; k <= maxIndexedSpan; k++ {
-		lv.byTop[k] = btree.NewG(treeDegree, lessDKey)
-	}
-	return lv
+	return &levelIndex{byFree: btree.NewG(treeDegree, lessDKey), byTop: btree.NewG(treeDegree, lessDKey)}
 }
 
 func (lv *levelIndex) clone() *levelIndex {
-	out := &levelIndex{byFree: lv.byFree.Clone()}
-	for k := 2; k <= maxIndexedSpan; k++ {
-		out.byTop[k] = lv.byTop[k].Clone()
-	}
-	return out
+	return &levelIndex{byFree: lv.byFree.Clone(), byTop: lv.byTop.Clone()}
 }
 
 type allocEntry struct {
@@ -400,9 +396,9 @@ func (c *Cluster) AddNode(n Node) error {
 		c.domains.ReplaceOrInsert(domainEntry{ord: ord, d: d})
 		c.paths.ReplaceOrInsert(pathEntry{path: path, ord: ord})
 		lv := c.levels[l]
-		lv.byFree.ReplaceOrInsert(dkey{0, ord})
+		lv.byFree.ReplaceOrInsert(dkey{n: 0, ord: ord})
 		for j := 2; j <= maxIndexedSpan; j++ {
-			lv.byTop[j].ReplaceOrInsert(dkey{0, ord})
+			lv.byTop.ReplaceOrInsert(dkey{j, 0, ord})
 		}
 	}
 	old := ns.snapshot()
@@ -466,9 +462,9 @@ func (c *Cluster) RemoveNode(id string) error {
 		c.domains.Delete(domainEntry{ord: ord})
 		c.paths.Delete(pathEntry{path: d.path})
 		lv := c.levels[d.level]
-		lv.byFree.Delete(dkey{d.free, ord})
+		lv.byFree.Delete(dkey{n: d.free, ord: ord})
 		for j := 2; j <= maxIndexedSpan; j++ {
-			lv.byTop[j].Delete(dkey{d.top[j], ord})
+			lv.byTop.Delete(dkey{j, d.top[j], ord})
 		}
 	}
 	return nil
@@ -544,7 +540,7 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	for _, ord := range n.domains {
 		d := c.mutDomain(ord)
 		lv := c.levels[d.level]
-		lv.byFree.Delete(dkey{d.free, ord})
+		lv.byFree.Delete(dkey{n: d.free, ord: ord})
 		if old.indexed {
 			d.nodes.Delete(key{old.free, n.id})
 			d.free -= old.free
@@ -553,7 +549,7 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 			d.nodes.ReplaceOrInsert(key{now.free, n.id})
 			d.free += now.free
 		}
-		lv.byFree.ReplaceOrInsert(dkey{d.free, ord})
+		lv.byFree.ReplaceOrInsert(dkey{n: d.free, ord: ord})
 		if !c.deferTop {
 			c.retop(d, lv)
 		}
@@ -581,8 +577,8 @@ func (c *Cluster) retop(d *domainState, lv *levelIndex) {
 	top := topSums(d.nodes)
 	for j := 2; j <= maxIndexedSpan; j++ {
 		if top[j] != d.top[j] {
-			lv.byTop[j].Delete(dkey{d.top[j], d.ord})
-			lv.byTop[j].ReplaceOrInsert(dkey{top[j], d.ord})
+			lv.byTop.Delete(dkey{j, d.top[j], d.ord})
+			lv.byTop.ReplaceOrInsert(dkey{j, top[j], d.ord})
 		}
 	}
 	d.top = top

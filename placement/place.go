@@ -83,17 +83,17 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 	var best dkey
 	found := false
 	if k <= maxIndexedSpan {
-		lv.byTop[k].AscendGreaterOrEqual(dkey{demand, -1}, func(x dkey) bool {
-			best, found = x, true
+		lv.byTop.AscendGreaterOrEqual(dkey{k, demand, -1}, func(x dkey) bool {
+			best, found = x, x.k == k
 			return false
 		})
 	} else {
 		// Rare: spans beyond the indexed range scan the domains with
 		// enough free GPUs. O(domains of the level · (log + k)).
-		lv.byFree.AscendGreaterOrEqual(dkey{demand, -1}, func(x dkey) bool {
+		lv.byFree.AscendGreaterOrEqual(dkey{n: demand, ord: -1}, func(x dkey) bool {
 			e, _ := c.domains.Get(domainEntry{ord: x.ord})
 			if s := topSum(e.d.nodes, k); s >= demand {
-				if cand := (dkey{s, x.ord}); !found || lessDKey(cand, best) {
+				if cand := (dkey{n: s, ord: x.ord}); !found || lessDKey(cand, best) {
 					best, found = cand, true
 				}
 			}
