@@ -1,0 +1,107 @@
+package ledger_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+)
+
+// gpuHours formats GPU·seconds as GPU·hours.
+func gpuHours(s ledger.GPUSeconds) string { return fmt.Sprintf("%.0f GPU·h", float64(s)/3600) }
+
+// A day on a 16-GPU cluster shared by two equal tenants (quota 8 GPUs each)
+// under Eq. 16. Vision borrows the idle quota of NLP overnight; when NLP's job
+// arrives, one vision job is preempted. At the end of the day vision has
+// received more than its share and NLP less: ρ says who is owed.
+func Example() {
+	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	h := func(n int) time.Time { return day.Add(time.Duration(n) * time.Hour) }
+
+	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 16, Start: day})
+	if err != nil {
+		panic(err)
+	}
+	steps := []error{
+		l.AddTenant(h(0), "vision", 1),
+		l.AddTenant(h(0), "nlp", 1),
+		l.Submit(h(0), "v1", "vision", 8, 1),
+		l.Submit(h(0), "v2", "vision", 8, 1),
+		l.Start(h(0), "v1"),
+		l.Start(h(0), "v2"), // borrows NLP's idle quota
+		l.Submit(h(8), "n1", "nlp", 8, 1),
+		l.Stop(h(8), "v2"), // preempted for n1
+		l.Start(h(8), "n1"),
+		l.Finish(h(16), "v1", ledger.Completed),
+		l.Start(h(16), "v2"),
+		l.Finish(h(20), "n1", ledger.Completed),
+		l.Advance(h(24)),
+	}
+	for _, err := range steps {
+		if err != nil {
+			panic(err)
+		}
+	}
+	v := l.View(l.Now())
+	for _, t := range []ledger.TenantID{"vision", "nlp"} {
+		a, _ := v.TenantAccount(t)
+		fmt.Printf("tenant %-6s alloc %s fair %s ρ %v\n", t, gpuHours(a.Alloc), gpuHours(a.FairShare), a.Rho)
+	}
+	for _, j := range []ledger.JobID{"v1", "v2", "n1"} {
+		a, _ := v.JobAccount(j)
+		fmt.Printf("job %s alloc %s fair %s ρ %v\n", j, gpuHours(a.Alloc), gpuHours(a.FairShare), a.Rho)
+	}
+	// Output:
+	// tenant vision alloc 256 GPU·h fair 192 GPU·h ρ 1.3333
+	// tenant nlp    alloc 96 GPU·h fair 192 GPU·h ρ 0.5000
+	// job v1 alloc 128 GPU·h fair 64 GPU·h ρ 2.0000
+	// job v2 alloc 128 GPU·h fair 128 GPU·h ρ 1.0000
+	// job n1 alloc 96 GPU·h fair 96 GPU·h ρ 1.0000
+}
+
+// Accounts are answered for any window inside retained history, not only
+// from the beginning. Windows are half-open, so consecutive windows add up to
+// the whole; a weight change mid-window splits it exactly.
+func ExampleLedger_TenantAccount() {
+	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+	l, _ := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 12, Start: t0})
+	_ = l.AddTenant(h(0), "a", 1)
+	_ = l.AddTenant(h(0), "b", 1)
+	_ = l.Submit(h(0), "a1", "a", 12, 1)
+	_ = l.Start(h(0), "a1")
+	_ = l.SetTenantWeight(h(2), "b", 2) // b's quota: 6 → 8 GPUs
+	_ = l.Advance(h(4))
+
+	for _, w := range [][2]int{{0, 2}, {2, 4}, {0, 4}, {1, 3}} {
+		a, _ := l.TenantAccount("b", h(w[0]), h(w[1]))
+		fmt.Printf("b [%dh, %dh): fair %s ρ %v\n", w[0], w[1], gpuHours(a.FairShare), a.Rho)
+	}
+	a, _ := l.TenantAccount("a", h(3), h(5)) // to may lie after Now(): extrapolated
+	fmt.Printf("a [3h, 5h): alloc %s fair %s ρ %v\n", gpuHours(a.Alloc), gpuHours(a.FairShare), a.Rho)
+	// Output:
+	// b [0h, 2h): fair 12 GPU·h ρ 0.0000
+	// b [2h, 4h): fair 16 GPU·h ρ 0.0000
+	// b [0h, 4h): fair 28 GPU·h ρ 0.0000
+	// b [1h, 3h): fair 14 GPU·h ρ 0.0000
+	// a [3h, 5h): alloc 24 GPU·h fair 8 GPU·h ρ 3.0000
+}
+
+// With a half-life, old service fades: a tenant that was starved long ago
+// but served lately looks fair again sooner than under unbounded history.
+func ExampleHalfLife() {
+	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+	for _, hist := range []ledger.History{ledger.Unbounded(), ledger.HalfLife(2 * time.Hour)} {
+		l, _ := ledger.New(ledger.Config{Capacity: 8, Start: t0, History: hist})
+		_ = l.AddTenant(h(0), "t", 1)
+		_ = l.Submit(h(0), "j", "t", 8, 1) // waits 8 hours...
+		_ = l.Start(h(8), "j")             // ...then runs 4 hours
+		_ = l.Advance(h(12))
+		a, _ := l.View(l.Now()).TenantAccount("t")
+		fmt.Printf("%-16s alloc %5.1f GPU·h fair %5.1f GPU·h ρ %v\n", hist, float64(a.Alloc)/3600, float64(a.FairShare)/3600, a.Rho)
+	}
+	// Output:
+	// unbounded        alloc  32.0 GPU·h fair  96.0 GPU·h ρ 0.3333
+	// half-life 2h0m0s alloc  17.3 GPU·h fair  22.7 GPU·h ρ 0.7619
+}
