@@ -133,8 +133,9 @@ type job struct {
 	finish    int64
 	alloc     series1 // rate demand while running
 	segs      []segment
-	grp       *group  // current group while active
-	finalFair float64 // fair value at finish
+	grp       *group     // current group while active
+	finalFair float64    // fair value at finish
+	seg0      [1]segment // backing for segs: most jobs never change weight
 }
 
 // segment is a stretch of a job's active life with one weight, hence one
@@ -436,6 +437,7 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	}
 	l.advanceTo(t)
 	j := &job{id: id, tn: tn, demand: demand, weight: weight, state: pending, submit: t}
+	j.segs = j.seg0[:0]
 	l.jobs[id] = j
 	tn.demand += demand
 	tn.nActive++

@@ -416,6 +416,7 @@ func decodePayload(b []byte) (*Ledger, error) {
 	nj := d.count("job count", 30)
 	for range nj {
 		j := &job{id: JobID(d.s("job id"))}
+		j.segs = j.seg0[:0]
 		ti := d.index("job tenant", nt)
 		j.demand = GPUs(d.i("job demand"))
 		j.weight = d.f("job weight")
