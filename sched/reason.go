@@ -26,6 +26,7 @@ const (
 	ClusterFull
 )
 
+// String returns "no-fit", "out-of-play", "preempted" or "cluster-full".
 func (c ReasonCode) String() string {
 	switch c {
 	case NoFit:

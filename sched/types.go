@@ -159,6 +159,7 @@ const (
 	Backfill
 )
 
+// String returns "fair" or "backfill".
 func (s Stage) String() string {
 	switch s {
 	case Fair:
@@ -179,6 +180,7 @@ const (
 	Renewed
 )
 
+// String returns "new" or "renewed".
 func (k GrantKind) String() string {
 	switch k {
 	case New:
@@ -293,13 +295,27 @@ type Step struct {
 // Errors returned by [Round], matched with errors.Is. The concrete error is an
 // [*Error] naming the candidate at fault.
 var (
-	ErrInvalidInput     = errors.New("sched: invalid input")
+	// ErrInvalidInput: nil Accounts or Placer, or a lease that is not
+	// positive.
+	ErrInvalidInput = errors.New("sched: invalid input")
+	// ErrInvalidCandidate: an empty id, a demand that is not positive, a
+	// running candidate whose placement does not hold Demand GPUs or differs
+	// from what the Placer holds, or a pending candidate that already holds
+	// GPUs.
 	ErrInvalidCandidate = errors.New("sched: invalid candidate")
-	ErrDuplicateJob     = errors.New("sched: duplicate job")
-	ErrUnknownTenant    = errors.New("sched: unknown tenant")
-	ErrUnknownJob       = errors.New("sched: unknown job")
-	ErrNoFairRate       = errors.New("sched: accounts give no fair rate")
-	ErrPlacer           = errors.New("sched: placer failed")
+	// ErrDuplicateJob: two candidates with the same job id.
+	ErrDuplicateJob = errors.New("sched: duplicate job")
+	// ErrUnknownTenant: Accounts has no account (or, with
+	// AdvanceFairShare, no fair rate) for a candidate's tenant.
+	ErrUnknownTenant = errors.New("sched: unknown tenant")
+	// ErrUnknownJob: Accounts has no account for a candidate's job.
+	ErrUnknownJob = errors.New("sched: unknown job")
+	// ErrNoFairRate: AdvanceFairShare with Accounts that do not implement
+	// [FairRater].
+	ErrNoFairRate = errors.New("sched: accounts give no fair rate")
+	// ErrPlacer: the Placer failed in a way that is not "does not fit"; the
+	// round undid its changes. The cause is wrapped.
+	ErrPlacer = errors.New("sched: placer failed")
 )
 
 // Error is the concrete error of a rejected round.
@@ -312,6 +328,7 @@ type Error struct {
 	Cause  error // an underlying error (from the Placer), or nil
 }
 
+// Error names the candidate, the problem and the cause.
 func (e *Error) Error() string {
 	s := e.Err.Error()
 	if e.Index >= 0 {
