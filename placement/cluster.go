@@ -407,8 +407,10 @@ func (c *Cluster) AddNode(n Node) error {
 	return nil
 }
 
-// DrainNode stops new placements on node id. Allocations already there stay
-// until they are released. Draining a draining node is a no-op. It fails
+// DrainNode stops new placements on node id: Place and Fits no longer
+// consider it and its free GPUs leave Free. Allocations already there stay
+// until they are released, and explicit Allocate calls are still accepted
+// (see [Cluster.Allocate]). Draining a draining node is a no-op. It fails
 // with ErrUnknownNode. O(log n + levels·log domains).
 func (c *Cluster) DrainNode(id string) error {
 	return c.setDraining("drain node", id, true)

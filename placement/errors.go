@@ -29,8 +29,6 @@ var (
 	// ErrInvalidPlacement: a malformed placement or allocation id (empty, slots not ordered by
 	// node, GPU indices not strictly ascending or out of range).
 	ErrInvalidPlacement = errors.New("placement: invalid placement")
-	// ErrNodeDraining: the node is draining and accepts no new allocations.
-	ErrNodeDraining = errors.New("placement: node draining")
 	// ErrNodeBusy: the node still holds allocations and cannot be removed.
 	ErrNodeBusy = errors.New("placement: node busy")
 )

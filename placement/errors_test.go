@@ -58,7 +58,6 @@ func TestErrors(t *testing.T) {
 		{"allocating under an existing id fails", func(c *Cluster) error { return c.Allocate("held", one("n2", 0)) }, ErrDuplicateAllocation},
 		{"allocating GPUs already held is a conflict", func(c *Cluster) error { return c.Allocate("x", one("n1", 1, 2)) }, ErrConflict},
 		{"allocating on an unknown node fails", func(c *Cluster) error { return c.Allocate("x", one("n9", 0)) }, ErrUnknownNode},
-		{"allocating on a draining node fails", func(c *Cluster) error { return c.Allocate("x", one("n3", 0)) }, ErrNodeDraining},
 		{"allocating a GPU beyond the node fails", func(c *Cluster) error { return c.Allocate("x", one("n2", 8)) }, ErrInvalidPlacement},
 		{"allocating a negative GPU index fails", func(c *Cluster) error { return c.Allocate("x", one("n2", -1)) }, ErrInvalidPlacement},
 		{"allocating unsorted GPUs fails", func(c *Cluster) error { return c.Allocate("x", one("n2", 3, 2)) }, ErrInvalidPlacement},
@@ -157,6 +156,19 @@ func TestNodeLifecycle(t *testing.T) {
 	if p, ok := c.Allocation("j1"); !ok || p.String() != "n00:0,1,2,3,4,5" {
 		t.Fatalf("Allocation(j1) = %v, %t", p, ok)
 	}
+	// An explicit allocation on a draining node is accepted (to put back
+	// what was released), and counts as used, not free.
+	if err := c.Allocate("pinned", Placement{Slots: []Slot{{Node: "n00", GPUs: []int{7}}}}); err != nil {
+		t.Fatal(err)
+	}
+	verify(t, c)
+	if c.Free() != 6 || c.Used() != 9 {
+		t.Fatalf("Free, Used = %d, %d; want 6, 9", c.Free(), c.Used())
+	}
+	if _, err := c.Release("pinned"); err != nil {
+		t.Fatal(err)
+	}
+	verify(t, c)
 	if err := c.RemoveNode("n00"); !errors.Is(err, ErrNodeBusy) {
 		t.Fatalf("RemoveNode(busy) = %v", err)
 	}

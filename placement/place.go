@@ -213,9 +213,12 @@ func (c *Cluster) Fits(demand int) bool {
 
 // Allocate occupies exactly the GPUs of p under allocation id, typically a
 // placement just returned by Place. Slots must be ordered by node id, each
-// with strictly ascending GPU indices on a node that accepts placements.
+// with strictly ascending GPU indices. An explicit placement on a draining
+// node is accepted — draining only keeps Place and Fits away, as a cordon
+// does in Kubernetes for pods bound to a node by name — so that a caller can
+// put back what it released, for example to undo a planned round.
 // It fails, changing nothing, with ErrInvalidPlacement,
-// ErrDuplicateAllocation, ErrUnknownNode, ErrNodeDraining or ErrConflict.
+// ErrDuplicateAllocation, ErrUnknownNode or ErrConflict.
 // O(s log n + GPUs) for a placement on s nodes.
 func (c *Cluster) Allocate(id string, p Placement) error {
 	fail := func(node string, sentinel error, detail string) error {
@@ -239,9 +242,6 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 			return fail(s.Node, ErrUnknownNode, "")
 		}
 		n := e.n
-		if n.draining {
-			return fail(s.Node, ErrNodeDraining, "")
-		}
 		if len(s.GPUs) == 0 {
 			return fail(s.Node, ErrInvalidPlacement, "slot has no GPU")
 		}

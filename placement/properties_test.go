@@ -312,7 +312,7 @@ func TestPropertyPlacement(t *testing.T) {
 				s := p.Slots[rapid.IntRange(0, len(p.Slots)-1).Draw(t, "slot")]
 				before := dump(c)
 				err := c.Allocate("intruder", Placement{Slots: []Slot{{Node: s.Node, GPUs: s.GPUs[:1]}}})
-				if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNodeDraining) {
+				if !errors.Is(err, ErrConflict) {
 					t.Fatalf("Allocate over %v = %v", s, err)
 				}
 				if dump(c) != before {
