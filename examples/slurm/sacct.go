@@ -307,21 +307,25 @@ type Job struct {
 // the whole job is skipped and counted instead. Complexity O(n log n).
 func GroupJobs(recs []Record, lenient bool) ([]Job, Skipped, error) {
 	skipped := Skipped{}
-	byID := map[string][]Record{}
-	var order []string
-	for _, r := range recs {
-		if _, ok := byID[r.JobID]; !ok {
-			order = append(order, r.JobID)
-		}
-		byID[r.JobID] = append(byID[r.JobID], r)
+	idx := make([]int, len(recs))
+	for i := range idx {
+		idx[i] = i
 	}
-	jobs := make([]Job, 0, len(order))
-	for _, id := range order {
-		rs := byID[id]
-		slices.SortStableFunc(rs, func(a, b Record) int {
-			return cmp.Or(a.Submit.Compare(b.Submit), cmpStart(a.Start, b.Start), cmp.Compare(a.Line, b.Line))
-		})
-		j, err := groupOne(rs)
+	slices.SortFunc(idx, func(x, y int) int {
+		a, b := &recs[x], &recs[y]
+		return cmp.Or(cmp.Compare(a.JobID, b.JobID), a.Submit.Compare(b.Submit), cmpStart(a.Start, b.Start), cmp.Compare(x, y))
+	})
+	var jobs []Job
+	var group []Record
+	for i := 0; i < len(idx); {
+		group = append(group[:0], recs[idx[i]])
+		k := i + 1
+		for k < len(idx) && recs[idx[k]].JobID == recs[idx[i]].JobID {
+			group = append(group, recs[idx[k]])
+			k++
+		}
+		j, err := groupOne(group)
+		i = k
 		if err != nil {
 			if !lenient {
 				return nil, nil, err
