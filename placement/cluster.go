@@ -169,7 +169,8 @@ type allocEntry struct {
 // exact rules.
 //
 // A Cluster is not safe for concurrent use; clones are independent of each
-// other and of the original, and may be used from different goroutines.
+// other and of the original, and may be used from different goroutines. The
+// zero Cluster is not usable: create one with [NewCluster].
 type Cluster struct {
 	tok    *cowToken
 	spread bool

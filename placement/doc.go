@@ -7,6 +7,20 @@
 // [Cluster.Release]. [Cluster.Clone] gives a cheap independent copy to plan
 // a whole round on. The [Placer] interface is the part a scheduler needs.
 //
+// # API
+//
+//   - Build: [NewCluster] from [Node] values, with an [Option]
+//     ([StrictConsolidation], the default, or [AllowSpread]).
+//   - Plan: [Cluster.Place], [Cluster.Fits], [Cluster.Clone].
+//   - Commit: [Cluster.Allocate], [Cluster.Release].
+//   - Nodes: [Cluster.AddNode], [Cluster.DrainNode], [Cluster.UndrainNode],
+//     [Cluster.RemoveNode].
+//   - Inspect: [Cluster.Allocation], [Cluster.Allocations], [Cluster.Node],
+//     [Cluster.Nodes], [Cluster.Free], [Cluster.Used], [Cluster.Capacity],
+//     [Cluster.LargestFree], [Cluster.Len], [Cluster.Check].
+//   - Errors: [ErrNoFit] with *[NoFitError]; *[Error] wrapping the other
+//     sentinels.
+//
 // # Rules
 //
 // A demand of d GPUs is placed as follows, deterministically:

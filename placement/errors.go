@@ -43,6 +43,7 @@ type Error struct {
 	Err        error  // one of the sentinels
 }
 
+// Error formats the error as "placement: <op> <allocation> on node <node>: <detail>".
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("placement: ")
@@ -77,6 +78,7 @@ type NoFitError struct {
 	Reason      string // a human sentence, e.g. "needs 8 on ≤ 1 node, largest free block is 4"
 }
 
+// Error returns the reason, prefixed with the package name.
 func (e *NoFitError) Error() string { return "placement: " + e.Reason }
 
 // Is makes errors.Is(err, ErrNoFit) true.
