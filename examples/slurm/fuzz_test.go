@@ -34,6 +34,7 @@ func checkParseErr(t *testing.T, err error) {
 
 func FuzzParseSacct(f *testing.F) {
 	fixtureSeed(f, "real/sacct.txt")
+	fixtureSeed(f, "hand/sacct.txt")
 	f.Add(sacctHeader + "1|a|gres/gpu:a100=2,gres/gpu=2||2024-05-01T10:00:00|Unknown|Unknown|PENDING\n")
 	f.Add(sacctHeader + "7|a|gres/gpu=1||2024-05-01T10:00:00|2024-05-01T10:00:00|2024-05-01T10:00:30|REQUEUED\n7|a|gres/gpu=1||2024-05-01T10:00:30|2024-05-01T10:00:31|Unknown|RUNNING\n")
 	f.Add("1|a|gres/gpu=1||2024-05-01T10:00:00|2024-05-01T10:00:05|2024-05-01T10:00:01|COMPLETED\n")
@@ -90,6 +91,7 @@ func FuzzTRESGPUs(f *testing.F) {
 
 func FuzzParseSshare(f *testing.F) {
 	fixtureSeed(f, "real/sshare.txt")
+	fixtureSeed(f, "hand/sshare.txt")
 	f.Add("Account|User|RawShares\nroot||\n a||parent\n  b||2\n   b|u|parent\n c||0\n")
 	f.Add(" a||1\n a||1\n")
 	f.Fuzz(func(t *testing.T, in string) {
@@ -108,6 +110,7 @@ func FuzzParseSshare(f *testing.F) {
 }
 
 func FuzzParseWeights(f *testing.F) {
+	fixtureSeed(f, "hand/weights.csv")
 	f.Add("account,weight\nteam-a,3\nteam-b,1\n")
 	f.Add("# c\na, 1.5\n\nb,0\n")
 	f.Add("a,1,2\na,-1\n")
@@ -126,6 +129,7 @@ func FuzzParseWeights(f *testing.F) {
 
 func FuzzParseSinfo(f *testing.F) {
 	fixtureSeed(f, "real/sinfo.txt")
+	fixtureSeed(f, "hand/sinfo.txt")
 	f.Add("gpu[01-04,07]|gpu:a100:8(S:0-1)\ncpu01|(null)\nmix|gpu:2,nic:1\n")
 	f.Add("n[0-99999999]|gpu:1\n")
 	f.Add("n1|gpu:4(S:0,1),gpu:v100:2\nn1|gpu:4(S:0,1),gpu:v100:2\n")
@@ -149,6 +153,7 @@ func FuzzParseSinfo(f *testing.F) {
 
 func FuzzParsePending(f *testing.F) {
 	fixtureSeed(f, "real/squeue.txt")
+	fixtureSeed(f, "hand/squeue.txt")
 	f.Add("JOBID|ACCOUNT|TRES_PER_NODE\n12_[1-3]|a|gres/gpu:a100:2\n13|b|N/A\n")
 	f.Add("1;rm -rf|a|N/A\n")
 	f.Fuzz(func(t *testing.T, in string) {

@@ -304,9 +304,9 @@ func TestParseSshare(t *testing.T) {
 	}
 	want := []Share{
 		{Account: "physics", Parent: "root", Depth: 1, RawShares: 10, Line: 3},
-		{Account: "astro", Parent: "physics", Depth: 2, RawShares: 10, Inherited: true, Line: 4},
-		{Account: "hep", Parent: "physics", Depth: 2, RawShares: 4, Line: 6},
-		{Account: "chem", Parent: "root", Depth: 1, RawShares: 1, Inherited: true, Line: 7},
+		{Account: "astro", Parent: "physics", Depth: 2, RawShares: 10, Inherited: true, Leaf: true, Line: 4},
+		{Account: "hep", Parent: "physics", Depth: 2, RawShares: 4, Leaf: true, Line: 6},
+		{Account: "chem", Parent: "root", Depth: 1, RawShares: 1, Inherited: true, Leaf: true, Line: 7},
 	}
 	if len(shares) != len(want) {
 		t.Fatalf("got %+v", shares)
@@ -315,6 +315,9 @@ func TestParseSshare(t *testing.T) {
 		if shares[i] != want[i] {
 			t.Errorf("share %d = %+v, want %+v", i, shares[i], want[i])
 		}
+	}
+	if w := Weights(shares); len(w) != 3 || w["astro"] != 10 || w["hep"] != 4 || w["chem"] != 1 {
+		t.Errorf("weights of the leaves: %v", w)
 	}
 }
 

@@ -20,7 +20,10 @@ type Share struct {
 	// number, or 1 when that ancestor is root (Inherited is then true).
 	RawShares float64
 	Inherited bool
-	Line      int
+	// Leaf is false for an account that has sub-accounts: its share is
+	// divided among them, so it is not a tenant of its own (see [Weights]).
+	Leaf bool
+	Line int
 }
 
 var sshareKnown = map[string]bool{"account": true, "cluster": true}
@@ -28,10 +31,9 @@ var sshareKnown = map[string]bool{"account": true, "cluster": true}
 // ParseSshare reads `sshare -a -P` output. It keeps the account rows (those
 // with an empty User column) except root, in input order, and skips user
 // rows. sshare indents the Account column by depth; the indentation gives
-// each account's parent. The hierarchy is otherwise flattened: every
-// account is a tenant with its RawShares as weight. Columns Account, User
-// and RawShares are found by the header (without one, they are the first
-// three). Complexity O(bytes).
+// each account's parent and tells leaves from accounts with sub-accounts.
+// Columns Account, User and RawShares are found by the header (without one,
+// they are the first three). Complexity O(bytes).
 func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
 	const src = "sshare"
 	ls := newLines(r, src)
@@ -133,14 +135,27 @@ func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
 	if err := ls.err(); err != nil {
 		return nil, nil, err
 	}
+	parents := map[string]bool{}
+	for _, s := range out {
+		parents[s.Parent] = true
+	}
+	for i := range out {
+		out[i].Leaf = !parents[out[i].Account]
+	}
 	return out, skipped, nil
 }
 
-// Weights returns the account → RawShares map of shares.
+// Weights returns the account → RawShares map of the leaf accounts: the
+// tree is flattened to the accounts that jobs are charged to, each a tenant
+// weighted by its own RawShares (an account with sub-accounts is left out,
+// since its share is theirs). For another mapping, build the map yourself
+// or use a weights file ([ParseWeights]).
 func Weights(shares []Share) map[string]float64 {
 	w := make(map[string]float64, len(shares))
 	for _, s := range shares {
-		w[s.Account] = s.RawShares
+		if s.Leaf {
+			w[s.Account] = s.RawShares
+		}
 	}
 	return w
 }
