@@ -160,8 +160,8 @@ func New(cfg Config) (*Ledger, error) {
 	if cfg.Mode != DemandAware && cfg.Mode != QuotaShare {
 		return fail(fmt.Sprintf("unknown mode %d", int(cfg.Mode)))
 	}
-	if cfg.Capacity < 0 {
-		return fail(fmt.Sprintf("capacity %d < 0", cfg.Capacity))
+	if cfg.Capacity < 0 || cfg.Capacity > MaxGPUs {
+		return fail(fmt.Sprintf("capacity %d outside [0, %d]", cfg.Capacity, MaxGPUs))
 	}
 	if err := cfg.History.validate(); err != nil {
 		return fail(err.Error())
@@ -241,12 +241,33 @@ func (l *Ledger) eventTime(op string, at time.Time, tn TenantID, j JobID) (int64
 
 func validWeight(w float64) bool { return w > 0 && !math.IsInf(w, 1) } // NaN fails w > 0
 
+// MaxGPUs bounds a demand or a capacity, so that sums of GPUs never overflow.
+const MaxGPUs GPUs = 1 << 31
+
+// sumWith is the sum of registered tenant weights with tenant tn's weight
+// replaced by w.
+func (l *Ledger) sumWith(tn *tenant, w float64) float64 {
+	sum := 0.0
+	for _, x := range l.tenants {
+		switch {
+		case x == tn:
+			sum += w
+		case x.registered:
+			sum += x.weight
+		}
+	}
+	if tn == nil {
+		sum += w
+	}
+	return sum
+}
+
 // quota is Quota_j = M × W_j / Σ W.
 func (l *Ledger) quota(tn *tenant) float64 {
 	if !tn.registered || l.sumW <= 0 {
 		return 0
 	}
-	return float64(l.capacity) * tn.weight / l.sumW
+	return float64(l.capacity) * (tn.weight / l.sumW)
 }
 
 // fairOf computes FairShare_j under the ledger's mode.
@@ -342,6 +363,9 @@ func (l *Ledger) AddTenant(at time.Time, id TenantID, weight float64) error {
 	if tn != nil && tn.registered {
 		return &Error{Op: op, Tenant: id, At: at, Err: ErrDuplicateTenant, Detail: "already registered"}
 	}
+	if math.IsInf(l.sumWith(tn, weight), 1) {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v overflows the sum of weights", weight)}
+	}
 	l.advanceTo(t)
 	if tn == nil {
 		tn = &tenant{id: id, groupIx: make(map[float64]*group)}
@@ -364,8 +388,8 @@ func (l *Ledger) SetTenantWeight(at time.Time, id TenantID, weight float64) erro
 	if tn == nil || !tn.registered {
 		return &Error{Op: op, Tenant: id, At: at, Err: ErrUnknownTenant}
 	}
-	if !validWeight(weight) {
-		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+	if !validWeight(weight) || math.IsInf(l.sumWith(tn, weight), 1) {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0, and keep the sum of weights finite", weight)}
 	}
 	l.advanceTo(t)
 	tn.weight = weight
@@ -403,8 +427,8 @@ func (l *Ledger) SetCapacity(at time.Time, m GPUs) error {
 	if err != nil {
 		return err
 	}
-	if m < 0 {
-		return &Error{Op: op, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("capacity %d < 0", m)}
+	if m < 0 || m > MaxGPUs {
+		return &Error{Op: op, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("capacity %d outside [0, %d]", m, MaxGPUs)}
 	}
 	l.advanceTo(t)
 	l.capacity = m
@@ -429,10 +453,10 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	if tn == nil || !tn.registered {
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrUnknownTenant}
 	}
-	if demand <= 0 {
-		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("demand %d must be > 0", demand)}
+	if demand <= 0 || demand > MaxGPUs {
+		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("demand %d outside [1, %d]", demand, MaxGPUs)}
 	}
-	if !validWeight(weight) {
+	if !validWeight(weight) || math.IsInf(tn.activeW+weight, 1) {
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
 	}
 	l.advanceTo(t)
@@ -511,7 +535,7 @@ func (l *Ledger) SetJobWeight(at time.Time, id JobID, weight float64) error {
 	if err != nil {
 		return err
 	}
-	if !validWeight(weight) {
+	if !validWeight(weight) || math.IsInf(j.tn.activeW-j.weight+weight, 1) {
 		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
 	}
 	l.advanceTo(t)

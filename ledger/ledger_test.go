@@ -336,6 +336,8 @@ func TestBadEventsAreTypedAndLeaveLedgerUnchanged(t *testing.T) {
 		"remove unknown tenant":         {l.RemoveTenant(t1, "u"), ErrUnknownTenant},
 		"negative capacity":             {l.SetCapacity(t1, -1), ErrInvalidValue},
 		"time beyond the representable": {l.Advance(t0.AddDate(300, 0, 0)), ErrInvalidValue},
+		"huge demand":                   {l.Submit(t1, "x", "t", MaxGPUs+1, 1), ErrInvalidValue},
+		"huge capacity":                 {l.SetCapacity(t1, MaxGPUs+1), ErrInvalidValue},
 	}
 	before, _ := l.MarshalBinary()
 	for name, tc := range tests {
@@ -424,4 +426,19 @@ func TestFinishedJobStaysQueryable(t *testing.T) {
 	wantAccount(t, "a part", jobAcct(t, l, "a", ts(5), ts(40)), 20, 20)
 	wantAccount(t, "b", jobAcct(t, l, "b", t0, ts(40)), 0, 40+40)
 	wantAccount(t, "c", jobAcct(t, l, "c", t0, ts(40)), 0, 40)
+}
+
+func TestWeightSumsMustStayFinite(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8})
+	do(t, l, l.AddTenant(t0, "u", math.MaxFloat64))
+	if err := l.AddTenant(t0, "v", math.MaxFloat64); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("second huge tenant weight: %v", err)
+	}
+	do(t, l, l.Submit(t0, "x", "u", 1, math.MaxFloat64))
+	if err := l.Submit(t0, "y", "u", 1, math.MaxFloat64); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("second huge job weight: %v", err)
+	}
+	if r, _ := l.View(t0).JobFairRate("x"); !near(r, 1) {
+		t.Fatalf("fair rate of the only job %v, want its demand 1", r)
+	}
 }
