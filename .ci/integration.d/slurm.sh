@@ -319,6 +319,13 @@ check "team-a owed" "$oa" $(( 3 * W )) $(( 3 * W ))
 check "team-b owed" "$ob" "$W" "$W"
 check "team-a rho" "$ra" "$(awk -v u="$ua" -v o="$oa" 'BEGIN{printf "%.4f", u/o - 0.0001}')" "$(awk -v u="$ua" -v o="$oa" 'BEGIN{printf "%.4f", u/o + 0.0001}')"
 check "team-b rho" "$rb" "$(awk -v u="$ub" -v o="$ob" 'BEGIN{printf "%.4f", u/o - 0.0001}')" "$(awk -v u="$ub" -v o="$ob" 'BEGIN{printf "%.4f", u/o + 0.0001}')"
+# Demand mode (Eq. 8): owed = ∫ min(demand, quota), so 0 < owed <= quota owed,
+# and the GPU-seconds used do not depend on the mode.
+timeout 60 "$AS" "${COMMON[@]}" -mode demand -from "$T0" -to "$T1" -format csv >"$OUT/demand.csv" ||
+  fail "astraea-slurm (demand)"
+check "team-a owed (demand)" "$(field "$OUT/demand.csv" team-a owed_gpu_seconds)" 1 "$oa"
+check "team-b owed (demand)" "$(field "$OUT/demand.csv" team-b owed_gpu_seconds)" 1 "$ob"
+check "team-a GPU-seconds (demand)" "$(field "$OUT/demand.csv" team-a used_gpu_seconds)" "$ua" "$ua"
 # The running job is billed up to -now: 1 GPU from its start (T1 .. T1+3 s).
 ua2=$(field "$OUT/now.csv" team-a used_gpu_seconds)
 check "team-a GPU-seconds up to now" "$(awk -v a="$ua2" -v b="$ua" 'BEGIN{print a-b}')" $(( RUN5 - 4 )) "$RUN5"

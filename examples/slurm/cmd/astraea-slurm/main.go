@@ -177,6 +177,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	warn("accounts", rep.Skipped)
+	if ig := slurm.Skipped(rep.Ignored); ig.Total() > 0 {
+		fmt.Fprintf(stderr, "astraea-slurm: %d jobs without effect on the window: %s\n", ig.Total(), ig)
+	}
 
 	if *squeuePath == "" {
 		if *apply {

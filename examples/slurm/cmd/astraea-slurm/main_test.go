@@ -47,6 +47,10 @@ func TestReportOnRealOutput(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"used_gpu_seconds": 19`) {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	_, stderr, err := runCmd(t, realArgs("-from", "2026-11-29T17:58:06", "-format", "csv"), "", nil)
+	if err != nil || !strings.Contains(stderr, "4 jobs without effect on the window: 4 ended before window") {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
 	out, _, err = runCmd(t, realArgs("-halflife", "1h"), "", nil)
 	if err != nil || !strings.Contains(out, "half-life 1h0m0s") || !strings.Contains(out, "team-a") {
 		t.Fatalf("%v\n%s", err, out)
