@@ -70,7 +70,8 @@ type round struct {
 	opts    Options
 	lease   float64 // seconds
 	cands   []cand
-	running []int32 // indices of running candidates, in input order
+	key     []float64 // first score component of each candidate
+	running []int32   // indices of running candidates, in input order
 	tenants []tenantRec
 	reasons []Reason
 
@@ -194,6 +195,7 @@ func newRound(in Input, opts Options) (*round, error) {
 
 	n := len(in.Candidates)
 	r.cands = make([]cand, n)
+	r.key = make([]float64, n)
 	seen := make(map[ledger.JobID]struct{}, n)
 	tenantIndex := make(map[ledger.TenantID]int32)
 	var lastTenant int32
@@ -265,6 +267,7 @@ func newRound(in Input, opts Options) (*round, error) {
 		}
 		counts[ti]++
 		r.cands[i] = cand{c: c, tenant: ti, score: reward(c, jacct)}
+		r.key[i] = r.cands[i].score.At(0)
 	}
 
 	// One backing array for all candidate heaps, partitioned by tenant; a
@@ -293,8 +296,13 @@ func newRound(in Input, opts Options) (*round, error) {
 	return r, nil
 }
 
-// candBefore: higher reward first, then the tie-break, then the job id.
+// candBefore: higher reward first, then the tie-break, then the job id. The
+// first component of every score is also kept in r.key, a dense array, so
+// that most comparisons touch 8 bytes per candidate instead of a whole cand.
 func (r *round) candBefore(i, j int32) bool {
+	if c := cmp.Compare(r.key[i], r.key[j]); c != 0 {
+		return c > 0
+	}
 	a, b := &r.cands[i], &r.cands[j]
 	if c := a.score.Compare(b.score); c != 0 {
 		return c > 0
