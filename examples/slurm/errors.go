@@ -116,8 +116,8 @@ func (s Skipped) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// add records err under its reason. It returns false when err is not a
-// skippable *ParseError (so the caller must return it).
+// add counts err under its reason: the sentinel's text of a *ParseError,
+// "error" for anything else.
 func (s Skipped) add(err error) {
 	var pe *ParseError
 	reason := "error"

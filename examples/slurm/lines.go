@@ -40,9 +40,9 @@ func (l *lines) err() error {
 	return err
 }
 
-// columns maps required column names (lower case) to their index in a
-// pipe-separated header. It returns ok=false when the line is not a header
-// (its first field is not a known column name).
+// headerIndex maps the column names (lower case) of a pipe-separated header
+// to their index. It returns ok=false when the line is not a header (its
+// first field is not a known column name).
 func headerIndex(fields []string, known map[string]bool) (map[string]int, bool) {
 	if len(fields) == 0 || !known[strings.ToLower(strings.TrimSpace(fields[0]))] {
 		return nil, false
