@@ -52,6 +52,8 @@ type ParseError struct {
 	Detail string // a human sentence, may be empty
 }
 
+// Error reads like "slurm: unknown TRES form: sacct line 12 field AllocTRES
+// value "gres/gpu": ...": the kind first, then where.
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Err.Error())
