@@ -125,8 +125,11 @@ type round struct {
 // Everything is deterministic: no map is iterated for order, every order ends
 // in an id, and the order of Input.Candidates does not change the decisions.
 // Invalid input (see the Err variables) is rejected before the Placer is
-// touched; if the Placer itself fails mid-round, the round undoes its
-// allocations and releases and returns [ErrPlacer].
+// touched, with one exception found only when it is granted: a pending
+// candidate that already holds GPUs under its id ([ErrInvalidCandidate]).
+// In that case, and if the Placer itself fails mid-round ([ErrPlacer]), the
+// round undoes its allocations and releases before it returns, so a
+// rejected round leaves the Placer as it was.
 //
 // Complexity, for n candidates, T tenants with candidates, g decisions
 // (grants and failed picks, g ≤ n) and placer operations of cost π (O(log
