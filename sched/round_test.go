@@ -501,3 +501,18 @@ func TestPlacerFailureAfterPreemptionIsUndone(t *testing.T) {
 	}
 	verifyCluster(t, cl)
 }
+
+func TestDefaultTieBreakPrefersEarlierSubmission(t *testing.T) {
+	_, in := workedExample(t)
+	acc := in.Accounts.(*accounts)
+	acc.job("A1", 0.5)
+	acc.job("A2", 0.5)
+	in.Candidates[0].Submit = t0.Add(time.Minute) // A1 later than A2
+	res, err := Round(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Grants[0].Job != "A2" {
+		t.Fatalf("first grant %s, want A2 (equal reward, submitted earlier)", res.Grants[0].Job)
+	}
+}
