@@ -9,8 +9,12 @@
 # against what was submitted.
 #
 # Everything lives under one work directory (configuration, MariaDB data,
-# munge key and socket, spool, logs); the daemons are started directly (no
-# init system needed) and are stopped on exit. Every wait has a timeout.
+# munge key, spool, logs, pid files); the daemons are started directly (no
+# init system needed) on their own ports and are stopped on exit, also after
+# a failure. A munged already serving the default socket is reused (Slurm's
+# clients only talk to that socket). Every wait has a timeout, and a
+# watchdog fails the run after ASTRAEA_SLURM_LIMIT seconds past the install
+# (a run takes about a minute). Running it again starts afresh.
 #
 # If Slurm cannot be installed or started, the script says so loudly and
 # exits 1 under CI=true, 0 otherwise.
@@ -18,7 +22,10 @@
 # Environment:
 #   ASTRAEA_SLURM_WORK     work directory (default ${TMPDIR:-/tmp}/astraea-slurm-it)
 #   ASTRAEA_SLURM_CAPTURE  if set, a directory where the raw sacct, sshare,
-#                          squeue and sinfo outputs are copied (test fixtures)
+#                          squeue and sinfo outputs are copied (test fixtures:
+#                          examples/slurm/testdata/real)
+#   ASTRAEA_SLURM_LIMIT    watchdog in seconds (default 150)
+#   ASTRAEA_SLURM_{CTLD,SLURMD,DBD,DB}PORT  ports (16817, 16818, 16819, 33061)
 set -uo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -85,8 +92,8 @@ if [ "$need_install" = 1 ]; then
   if [ "$(id -u)" != 0 ]; then unavailable "Slurm is not installed and we are not root"; fi
   say "installing Debian's Slurm, munge and MariaDB"
   export DEBIAN_FRONTEND=noninteractive
-  timeout 120 apt-get update -q >/dev/null 2>&1 || unavailable "apt-get update failed"
-  timeout 240 apt-get install -y -q slurmctld slurmd slurmdbd slurm-client munge mariadb-server \
+  timeout 60 apt-get update -q >/dev/null 2>&1 || unavailable "apt-get update failed"
+  timeout 150 apt-get install -y -q slurmctld slurmd slurmdbd slurm-client munge mariadb-server \
     >"${TMPDIR:-/tmp}/astraea-slurm-apt.log" 2>&1 ||
     unavailable "apt-get install of slurm failed (see ${TMPDIR:-/tmp}/astraea-slurm-apt.log)"
 fi
@@ -103,7 +110,7 @@ chmod 700 "$WORK/munge"
 trap 'stop_daemons' EXIT
 # A watchdog bounds everything after the install (about a minute when all
 # goes well): on expiry the script fails and the trap stops the daemons.
-LIMIT=${ASTRAEA_SLURM_LIMIT:-180}
+LIMIT=${ASTRAEA_SLURM_LIMIT:-150}
 ( trap 'kill $sp 2>/dev/null; exit 0' TERM; sleep "$LIMIT" & sp=$!; wait $sp && kill -TERM $$ ) 2>/dev/null &
 WATCHDOG=$!
 trap 'fail "timed out after $LIMIT s"' TERM
