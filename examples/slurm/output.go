@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -52,11 +53,16 @@ func writeText(w io.Writer, rep *Report) error {
 		rep.From.Format(TimeLayout), rep.To.Format(TimeLayout), rep.Capacity, modeName(rep.Mode), hl, rep.Jobs); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "Account\tRawShares\tNormShares\tGPUh-Used\tGPUh-Owed\tRho\tRank\t\n")
-	fmt.Fprint(tw, "----------\t---------\t----------\t---------\t---------\t------\t----\t\n")
+	// Account names are left-aligned (padded here), numbers right-aligned.
+	aw := len("Account")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.3f\t%.3f\t%s\t%d\t\n", r.Account,
+		aw = max(aw, len(r.Account))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tRawShares\tNormShares\tGPUh-Used\tGPUh-Owed\tRho\tRank\t\n", aw, "Account")
+	fmt.Fprintf(tw, "%s\t---------\t----------\t---------\t---------\t------\t----\t\n", strings.Repeat("-", aw))
+	for _, r := range rep.Rows {
+		fmt.Fprintf(tw, "%-*s\t%s\t%.6f\t%.3f\t%.3f\t%s\t%d\t\n", aw, r.Account,
 			strconv.FormatFloat(r.RawShares, 'g', -1, 64), r.NormShares, hours(r.Used), hours(r.Owed), r.Rho, r.Rank)
 	}
 	return tw.Flush()
