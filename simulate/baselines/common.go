@@ -24,6 +24,7 @@ type ConfigError struct {
 	Reason string // why it is rejected
 }
 
+// Error names the policy, the field, the value and the reason.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("baselines: %s: %s = %v: %s", e.Policy, e.Field, e.Value, e.Reason)
 }
