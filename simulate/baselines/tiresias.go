@@ -21,7 +21,10 @@ type TiresiasConfig struct {
 	// PromoteKnob is Tiresias's PROMOTEKNOB: a waiting job below the top
 	// queue is promoted back to it once it has waited, since it last ran,
 	// at least PromoteKnob × the time it ran since it last entered the top
-	// queue. 0 disables promotion. Default 8, one of the values the
+	// queue. 0 disables promotion. The released simulator compares the
+	// waiting time accumulated since the last promotion instead of the
+	// current wait; ours promotes less eagerly, which limits the churn of
+	// large gangs (see the README). Default 8, one of the values the
 	// released simulator sweeps (dlas-gpu-1 … dlas-gpu-1000); the paper
 	// leaves it as a knob and the ASTRAEA paper does not say which it used.
 	PromoteKnob float64
