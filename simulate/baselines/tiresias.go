@@ -24,9 +24,10 @@ type TiresiasConfig struct {
 	// queue. 0 disables promotion. The released simulator compares the
 	// waiting time accumulated since the last promotion instead of the
 	// current wait; ours promotes less eagerly, which limits the churn of
-	// large gangs (see the README). Default 8, one of the values the
-	// released simulator sweeps (dlas-gpu-1 … dlas-gpu-1000); the paper
-	// leaves it as a knob and the ASTRAEA paper does not say which it used.
+	// large gangs (see the README). Default 8, one of the knob values
+	// that the released simulator's run script names (dlas-gpu-05 …
+	// dlas-gpu-1000); the paper leaves it as a knob and the ASTRAEA paper
+	// does not say which value it used.
 	PromoteKnob float64
 }
 
