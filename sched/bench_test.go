@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -118,6 +119,7 @@ func runRoundBench(b *testing.B, in Input, reward Reward, fresh func() placement
 	for b.Loop() {
 		b.StopTimer()
 		in.Placer = fresh()
+		runtime.GC() // start every round from a collected heap, as a steady scheduler would
 		c0 := cpuTime()
 		b.StartTimer()
 		res, err := Round(in, Options{Reward: reward})
