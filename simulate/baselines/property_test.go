@@ -2,6 +2,7 @@ package baselines
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -77,6 +78,14 @@ func TestPropertyEveryPolicy(t *testing.T) {
 				if !r.Finished() {
 					t.Fatalf("%s: job %s never finished", e.Name, r.ID)
 				}
+			}
+			again, _ := e.New()
+			res2, err := simulate.Run(cfg, &sliceSource{jobs: jobs}, again)
+			if err != nil {
+				t.Fatalf("%s, second run: %v", e.Name, err)
+			}
+			if !reflect.DeepEqual(res.Run.Jobs, res2.Run.Jobs) {
+				t.Fatalf("%s: two runs of the same trace differ", e.Name)
 			}
 		}
 	})
