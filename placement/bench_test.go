@@ -198,3 +198,22 @@ func BenchmarkNewCluster(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlaceLargeSpan measures decisions for gangs spanning more than
+// the 16 nodes the level indexes cover, which scan the domains of each level
+// that have enough free GPUs.
+func BenchmarkPlaceLargeSpan(b *testing.B) {
+	for _, n := range benchSizes {
+		for _, d := range []int{256, 1024} {
+			b.Run(fmt.Sprintf("nodes=%d/demand=%d", n, d), func(b *testing.B) {
+				c := benchCluster(b, n)
+				b.ReportAllocs()
+				m := startCPU(b)
+				defer m.stop(b)
+				for b.Loop() {
+					_, _ = c.Place(d)
+				}
+			})
+		}
+	}
+}

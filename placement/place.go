@@ -92,7 +92,14 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 		// enough free GPUs. O(domains of the level · (log + k)).
 		lv.byFree.AscendGreaterOrEqual(dkey{n: demand, ord: -1}, func(x dkey) bool {
 			e, _ := c.domains.Get(domainEntry{ord: x.ord})
-			if s := topSum(e.d.nodes, k); s >= demand {
+			d := e.d
+			// The k largest blocks add up to at most the 16 largest plus
+			// k−16 times the 16th: skip domains that cannot reach demand.
+			const m = maxIndexedSpan
+			if d.top[m]+(k-m)*(d.top[m]-d.top[m-1]) < demand {
+				return true
+			}
+			if s := topSum(d.nodes, k); s >= demand {
 				if cand := (dkey{n: s, ord: x.ord}); !found || lessDKey(cand, best) {
 					best, found = cand, true
 				}

@@ -526,3 +526,55 @@ func expected(vs []view, demand int, order map[string]int) string {
 	}
 	return place(cand, k)
 }
+
+// TestPropertyLargeSpans covers gangs spanning more than 16 nodes, whose
+// domain is found by a scan rather than an index, against the literal
+// rules. Nodes have one GPU each, so that a demand of d spans d nodes, and
+// are dealt round-robin to racks, so that several racks can hold a gang.
+func TestPropertyLargeSpans(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(36, 90).Draw(t, "nodes")
+		racks := rapid.IntRange(1, 3).Draw(t, "racks")
+		nodes := make([]Node, n)
+		order := map[string]int{}
+		for i := range nodes {
+			r, s := i%racks, (i/racks)%2
+			nodes[i] = Node{ID: fmt.Sprintf("n%02d", i), GPUs: 1,
+				Topology: []string{fmt.Sprintf("r%d", r), fmt.Sprintf("s%d", s)}}
+			for l := range 2 {
+				if p := strings.Join(nodes[i].Topology[:l+1], "/"); order[p] == 0 {
+					order[p] = len(order) + 1
+				}
+			}
+		}
+		c, err := NewCluster(nodes, AllowSpread())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rapid.IntRange(0, 10).Draw(t, "busy") {
+			if p, err := c.Place(1); err == nil {
+				if err := c.Allocate(fmt.Sprint("b", i), p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := c.Check(); err != nil {
+			t.Fatal(err)
+		}
+		demand := rapid.IntRange(17, max(17, n/racks)).Draw(t, "demand")
+		vs := views(c)
+		p, err := c.Place(demand)
+		if fits := c.Fits(demand); fits != (err == nil) {
+			t.Fatalf("Fits(%d) = %t, Place error %v", demand, fits, err)
+		}
+		if err != nil {
+			if c.Free() >= demand {
+				t.Fatalf("Place(%d) = %v with %d free", demand, err, c.Free())
+			}
+			return
+		}
+		if want := expected(vs, demand, order); p.String() != want {
+			t.Fatalf("Place(%d) = %s, the rules give %s", demand, p, want)
+		}
+	})
+}
