@@ -28,8 +28,8 @@ func (l *Ledger) Check() error {
 	if l.now < l.base {
 		bad("now %d before base %d", l.now, l.base)
 	}
-	if l.capacity < 0 {
-		bad("capacity %d < 0", l.capacity)
+	if l.capacity < 0 || l.capacity > MaxGPUs {
+		bad("capacity %d outside [0, MaxGPUs]", l.capacity)
 	}
 	checkTimes := func(what string, i int, t, prev int64) {
 		if i > 0 && t <= prev {
@@ -87,7 +87,7 @@ func (l *Ledger) Check() error {
 			bad("job %q: tenant %q not in the ledger", id, j.tn.id)
 			continue
 		}
-		if j.demand <= 0 || !validWeight(j.weight) {
+		if j.demand <= 0 || j.demand > MaxGPUs || !validWeight(j.weight) {
 			bad("job %q: demand %d weight %v", id, j.demand, j.weight)
 		}
 		switch j.state {

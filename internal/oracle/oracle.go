@@ -75,6 +75,7 @@ type Oracle struct {
 	lambda     float64 // decay per second, 0 if none
 	now, base  int64
 	log        []state        // state in force from log[k].at until log[k+1].at
+	memo       []*rates       // rates of log[k], computed on first use
 	ids        map[string]int // job id → current incarnation
 	nextKey    int
 }
@@ -394,6 +395,19 @@ func (o *Oracle) ratesOf(s state) rates {
 	return r
 }
 
+// ratesAt returns the rates of log[k]; a state never changes once logged,
+// so its rates are computed once.
+func (o *Oracle) ratesAt(k int) rates {
+	for len(o.memo) < len(o.log) {
+		o.memo = append(o.memo, nil)
+	}
+	if o.memo[k] == nil {
+		r := o.ratesOf(o.log[k])
+		o.memo[k] = &r
+	}
+	return *o.memo[k]
+}
+
 // integrate sums rate(state) over every recorded interval overlapping
 // [from, to), the last state extending to infinity. Under decay each
 // interval is weighted by e^(−λ(to−τ)).
@@ -410,7 +424,7 @@ func (o *Oracle) integrate(from, to int64, rate func(state, rates) *big.Rat) flo
 		if a >= b {
 			continue
 		}
-		r := rate(s, o.ratesOf(s))
+		r := rate(s, o.ratesAt(k))
 		if r == nil || r.Sign() == 0 {
 			continue
 		}
@@ -475,7 +489,7 @@ func (o *Oracle) ClusterAccount(from, to int64) (capacity, allocated, idle float
 
 // TenantFairRate is the current FairShare_j.
 func (o *Oracle) TenantFairRate(id string) (float64, bool) {
-	r, ok := o.ratesOf(o.cur()).tenantFair[id]
+	r, ok := o.ratesAt(len(o.log) - 1).tenantFair[id]
 	if !ok {
 		return 0, false
 	}
@@ -489,7 +503,7 @@ func (o *Oracle) JobFairRate(id string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	f, _ := o.ratesOf(o.cur()).jobFair[k].Float64()
+	f, _ := o.ratesAt(len(o.log) - 1).jobFair[k].Float64()
 	return f, true
 }
 
