@@ -211,6 +211,7 @@ func referenceRound(t *rapid.T, in Input, opts Options) Result {
 			}
 		}
 	}
+	waiting := map[ledger.TenantID]int{}
 	for _, x := range cs {
 		c := x.c
 		if c.Running && x.moved {
@@ -234,6 +235,7 @@ func referenceRound(t *rapid.T, in Input, opts Options) Result {
 			rs.Code = OutOfPlay
 			rs.By = cs[tn.blocked].c.Job
 		}
+		waiting[c.Tenant]++
 		res.Waiting = append(res.Waiting, Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: x.by, Reason: rs})
 		if c.Running && !x.moved {
 			res.Released = append(res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
@@ -244,7 +246,10 @@ func referenceRound(t *rapid.T, in Input, opts Options) Result {
 		if tn.out {
 			tr.Blocked = cs[tn.blocked].c.Job
 			tr.Reason = tn.reason
+		} else if isFull && waiting[tn.st.ID] > 0 {
+			tr.Reason = Reason{Code: ClusterFull, LargestFree: -1, FreeTotal: -1}
 		}
+		tr.Waiting = waiting[tn.st.ID]
 		res.Tenants = append(res.Tenants, tr)
 	}
 	return res

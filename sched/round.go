@@ -59,6 +59,7 @@ type tenantRec struct {
 	out     bool
 	blocked int32 // the pick that did not fit in the fair stage, or -1
 	reason  Reason
+	waiting int // candidates left without a lease
 }
 
 type gpuKey struct {
@@ -739,6 +740,7 @@ func (r *round) finish() error {
 				rs.By = r.cands[t.blocked].c.Job
 			}
 		}
+		r.tenants[cd.tenant].waiting++
 		r.res.Waiting = append(r.res.Waiting, Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: by, Reason: rs})
 		if c.Running && !cd.moved {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
@@ -753,7 +755,10 @@ func (r *round) finish() error {
 		if t.out {
 			tr.Blocked = r.cands[t.blocked].c.Job
 			tr.Reason = t.reason
+		} else if r.full && t.waiting > 0 {
+			tr.Reason = Reason{Code: ClusterFull, LargestFree: -1, FreeTotal: -1}
 		}
+		tr.Waiting = t.waiting
 		r.res.Tenants[ti] = tr
 	}
 	return nil

@@ -74,11 +74,11 @@ func TestWorkedExampleSection11(t *testing.T) {
 			t.Errorf("B1 reason text %q", got)
 		}
 		b := res.Tenants[1]
-		if b.ID != "B" || !b.OutOfPlay || b.Blocked != "B1" || b.Reason != want || b.Grants != 0 {
+		if b.ID != "B" || !b.OutOfPlay || b.Blocked != "B1" || b.Reason != want || b.Grants != 0 || b.Waiting != 1 {
 			t.Errorf("tenant B = %+v", b)
 		}
 		a := res.Tenants[0]
-		if a.ID != "A" || a.OutOfPlay || a.Grants != 2 || a.GPUs != 12 || a.End.Alloc != 64800 || !near(a.End.Rho, 0.9) {
+		if a.ID != "A" || a.OutOfPlay || a.Grants != 2 || a.GPUs != 12 || a.Waiting != 0 || a.Reason != (Reason{}) || a.End.Alloc != 64800 || !near(a.End.Rho, 0.9) {
 			t.Errorf("tenant A = %+v", a)
 		}
 		// Steps: A picks A1, A picks A2, B picks B1 and leaves play, and
@@ -220,6 +220,11 @@ func TestExpiringJobsNotRenewedAreReleased(t *testing.T) {
 	}
 	if why, _ := res.Why("M"); why.Code != ClusterFull || why.String() != "cluster full: no free GPU left" {
 		t.Errorf("M waits because %v", why)
+	}
+	for _, tr := range res.Tenants {
+		if tr.OutOfPlay || tr.Reason.Code != ClusterFull || tr.Waiting != 1 {
+			t.Errorf("tenant %+v, want in play with one job waiting for a full cluster", tr)
+		}
 	}
 	if _, held := cl.Allocation("E"); held {
 		t.Error("E still holds GPUs")

@@ -244,8 +244,12 @@ type TenantResult struct {
 	Start, End ledger.Account
 	Grants     int
 	GPUs       ledger.GPUs
+	// Waiting counts its candidates left without a lease.
+	Waiting int
 	// OutOfPlay reports that the tenant left the fair stage because its pick
-	// Blocked did not fit; Reason says why.
+	// Blocked did not fit; Reason says why. A tenant still in play whose
+	// candidates wait because no GPU was left has Reason [ClusterFull]. A
+	// tenant with nothing waiting has the zero Reason.
 	OutOfPlay bool
 	Blocked   ledger.JobID
 	Reason    Reason
