@@ -34,6 +34,10 @@ func (f *FIFO) Name() string {
 	return "fifo"
 }
 
+// ProgressBlind tells the engine that this policy never reads the progress
+// (Attained, Remaining) of running jobs, so it need not refresh them.
+func (f *FIFO) ProgressBlind() {}
+
 // Schedule starts pending jobs in submission order while they fit.
 func (f *FIFO) Schedule(s *simulate.State) (simulate.Decision, error) {
 	p := newPlan(s)

@@ -109,6 +109,10 @@ func tickets(s *simulate.State, tenants []string) map[string]float64 {
 	return out
 }
 
+// ProgressBlind tells the engine that this policy never reads the progress
+// (Attained, Remaining) of running jobs, so it need not refresh them.
+func (g *GandivaFair) ProgressBlind() {}
+
 // Schedule rebuilds the allocation at a quantum boundary and otherwise fills
 // idle GPUs in pass order.
 func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {

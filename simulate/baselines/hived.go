@@ -170,6 +170,10 @@ func (vc *hivedVC) release(uses []cellUse) {
 	}
 }
 
+// ProgressBlind tells the engine that this policy never reads the progress
+// (Attained, Remaining) of running jobs, so it need not refresh them.
+func (h *HiveD) ProgressBlind() {}
+
 // Schedule reconciles finished jobs, admits guaranteed jobs (reclaiming
 // cells from opportunistic ones), then fills idle GPUs opportunistically.
 func (h *HiveD) Schedule(s *simulate.State) (simulate.Decision, error) {

@@ -61,3 +61,29 @@ func TestTableIsFresh(t *testing.T) {
 		t.Errorf("Constructors has %d entries, All %d", got, len(All()))
 	}
 }
+
+func TestAblationsMatchSimulatePolicies(t *testing.T) {
+	pols := simulate.Policies()
+	for _, e := range Ablations() {
+		p, err := e.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Name() != e.Name {
+			t.Errorf("Name() = %q, want %q", p.Name(), e.Name)
+		}
+		if _, ok := pols[e.Name]; !ok {
+			t.Errorf("simulate.Policies has no %q", e.Name)
+		}
+	}
+}
+
+// The policies that skip progress refreshes must not read it: they are the
+// ones whose decisions depend only on pending jobs' values and placements.
+var (
+	_ simulate.ProgressBlind = (*FIFO)(nil)
+	_ simulate.ProgressBlind = (*YARNCS)(nil)
+	_ simulate.ProgressBlind = (*HiveD)(nil)
+	_ simulate.ProgressBlind = (*AlloX)(nil)
+	_ simulate.ProgressBlind = (*GandivaFair)(nil)
+)

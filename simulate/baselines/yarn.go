@@ -65,6 +65,10 @@ type yarnQueue struct {
 	blocked bool
 }
 
+// ProgressBlind tells the engine that this policy never reads the progress
+// (Attained, Remaining) of running jobs, so it need not refresh them.
+func (y *YARNCS) ProgressBlind() {}
+
 // Schedule starts queue heads, least-served queue first, within capacities.
 func (y *YARNCS) Schedule(s *simulate.State) (simulate.Decision, error) {
 	p := newPlan(s)
