@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -104,4 +105,30 @@ func ExampleHalfLife() {
 	// Output:
 	// unbounded        alloc  32.0 GPU·h fair  96.0 GPU·h ρ 0.3333
 	// half-life 2h0m0s alloc  17.3 GPU·h fair  22.7 GPU·h ρ 0.7619
+}
+
+// A snapshot carries the whole ledger; the restored copy continues exactly
+// as if it had never stopped. WriteFile and ReadFile do the same through a
+// file, atomically.
+func ExampleRestore() {
+	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	l, _ := ledger.New(ledger.Config{Capacity: 8, Start: t0})
+	_ = l.AddTenant(t0, "t", 1)
+	_ = l.Submit(t0, "j", "t", 4, 1)
+	_ = l.Start(t0, "j")
+
+	data, _ := l.MarshalBinary()
+	back, err := ledger.Restore(data)
+	if err != nil {
+		panic(err)
+	}
+	_ = back.Stop(t0.Add(time.Hour), "j")
+	a, _ := back.JobAccount("j", t0, t0.Add(2*time.Hour))
+	fmt.Printf("alloc %s fair %s ρ %v\n", gpuHours(a.Alloc), gpuHours(a.FairShare), a.Rho)
+
+	_, err = ledger.Restore(data[:len(data)-1])
+	fmt.Println(errors.Is(err, ledger.ErrCorruptSnapshot))
+	// Output:
+	// alloc 4 GPU·h fair 8 GPU·h ρ 0.5000
+	// true
 }
