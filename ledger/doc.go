@@ -65,6 +65,10 @@
 // [Ledger.ClusterAccount] over a window, returning [Account] and
 // [ClusterAccount]; [Ledger.Now], [Ledger.Begin], [Ledger.Capacity].
 //
+// Inspection of current state: [Ledger.Tenant] ([TenantInfo]),
+// [Ledger.Tenants], [Ledger.Job] ([JobInfo]), [Ledger.Mode],
+// [Ledger.History]; demands and capacity are bounded by [MaxGPUs].
+//
 // Scheduler face: [Ledger.View] and [View] ([View.TenantAccount],
 // [View.JobAccount], [View.TenantFairRate], [View.JobFairRate],
 // [View.TenantQuota]).

@@ -442,3 +442,34 @@ func TestWeightSumsMustStayFinite(t *testing.T) {
 		t.Fatalf("fair rate of the only job %v, want its demand 1", r)
 	}
 }
+
+func TestInfoLookups(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8})
+	do(t, l, l.AddTenant(t0, "b", 1))
+	do(t, l, l.AddTenant(t0, "a", 3))
+	do(t, l, l.Submit(ts(1), "j", "a", 4, 1))
+	do(t, l, l.Start(ts(2), "j"))
+	var ids []TenantID
+	for id := range l.Tenants() {
+		ids = append(ids, id)
+	}
+	if len(ids) != 2 || ids[0] != "b" || ids[1] != "a" {
+		t.Fatalf("Tenants() = %v, want registration order [b a]", ids)
+	}
+	ti, ok := l.Tenant("a")
+	if !ok || ti.Quota != 6 || ti.FairRate != 4 || ti.Demand != 4 || ti.Alloc != 4 || ti.ActiveJobs != 1 {
+		t.Fatalf("Tenant(a) = %+v", ti)
+	}
+	ji, ok := l.Job("j")
+	if !ok || !ji.Running || !ji.Active || ji.FairRate != 4 || !ji.Submit.Equal(ts(1)) || !ji.Finish.IsZero() {
+		t.Fatalf("Job(j) = %+v", ji)
+	}
+	do(t, l, l.Finish(ts(3), "j", Cancelled))
+	ji, _ = l.Job("j")
+	if ji.Active || ji.Running || ji.Final != Cancelled || !ji.Finish.Equal(ts(3)) || ji.FairRate != 0 {
+		t.Fatalf("finished Job(j) = %+v", ji)
+	}
+	if _, ok := l.Job("x"); ok {
+		t.Fatal("unknown job found")
+	}
+}
