@@ -218,10 +218,9 @@ func newRound(in Input, opts Options) (*round, error) {
 		case c.Demand <= 0:
 			return nil, bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
 		}
-		if _, dup := seen[c.Job]; dup {
+		if seen[c.Job] = struct{}{}; len(seen) == i { // one map operation, not a lookup and an insert
 			return nil, bad(ErrDuplicateJob, "job appears twice among the candidates")
 		}
-		seen[c.Job] = struct{}{}
 		if c.Running {
 			if g := c.Placement.GPUs(); g != int(c.Demand) {
 				return nil, bad(ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
