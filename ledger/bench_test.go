@@ -196,3 +196,29 @@ func BenchmarkQueryDeepHistory(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEventStartStopHot toggles one job of a one-tenant ledger: the
+// fixed cost of an event when every record it touches is in cache, to set
+// beside BenchmarkEventStartStop, whose extra cost is memory latency.
+func BenchmarkEventStartStopHot(b *testing.B) {
+	l, err := New(Config{Capacity: 64, Start: t0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = l.AddTenant(t0, "t", 1)
+	_ = l.Submit(t0, "j", "t", 8, 1)
+	at := t0
+	c := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		at = at.Add(time.Millisecond)
+		if i%2 == 0 {
+			err = l.Start(at, "j")
+		} else {
+			err = l.Stop(at, "j")
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.stop()
+}

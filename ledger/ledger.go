@@ -123,15 +123,17 @@ const (
 )
 
 type job struct {
+	// Fields read by every Start and Stop come first, in one cache line.
+	state  jobState
+	final  FinalState
+	tn     *tenant
+	demand GPUs
+	finish int64
+	alloc  series1 // rate demand while running
+
 	id        JobID
-	tn        *tenant
-	demand    GPUs
 	weight    float64
-	state     jobState
-	final     FinalState
 	submit    int64
-	finish    int64
-	alloc     series1 // rate demand while running
 	segs      []segment
 	grp       *group     // current group while active
 	finalFair float64    // fair value at finish
@@ -209,11 +211,13 @@ func (l *Ledger) beginAt(t int64) int64 {
 }
 
 // trimBefore is the time before which breakpoints may be dropped.
+// Only a trailing window trims as it goes (Reset trims once, explicitly);
+// otherwise it is math.MinInt64, so appends never touch old breakpoints.
 func (l *Ledger) trimBefore() int64 {
 	if l.hist.kind == histTrailing {
 		return l.beginAt(l.now)
 	}
-	return l.base
+	return math.MinInt64
 }
 
 // offset converts a time to ns since start; ok is false if it does not fit.

@@ -139,7 +139,7 @@ func (s *store[P]) find(t int64) *P {
 // trim drops the breakpoints that no time ≥ begin needs: all before the
 // last one at or before begin. O(1) when there is nothing to drop.
 func (s *store[P]) trim(begin int64) {
-	if s.n < 2 {
+	if s.n < 2 || begin == math.MinInt64 {
 		return
 	}
 	second := 0
