@@ -142,7 +142,7 @@ func (c *Cluster) Check() error {
 			c.domains.Len(), c.paths.Len(), len(doms))
 	}
 	levelFree := make([][]dkey, len(c.levels))
-	levelTop := make([][]dkey, len(c.levels))
+	levelTop := make([][maxIndexedSpan + 1][]dkey, len(c.levels))
 	c.domains.Ascend(func(e domainEntry) bool {
 		d, w := e.d, doms[e.ord]
 		if w == nil || d.ord != e.ord || d.ord >= c.nextOrd || d.level != w.level || d.members != w.members || d.free != w.free {
@@ -162,7 +162,7 @@ func (c *Cluster) Check() error {
 		}
 		levelFree[d.level] = append(levelFree[d.level], dkey{n: d.free, ord: d.ord})
 		for k := 2; k <= maxIndexedSpan; k++ {
-			levelTop[d.level] = append(levelTop[d.level], dkey{k, d.top[k], d.ord})
+			levelTop[d.level][k] = append(levelTop[d.level][k], dkey{n: d.top[k], ord: d.ord})
 		}
 		return true
 	})
@@ -173,8 +173,10 @@ func (c *Cluster) Check() error {
 		if err := sameItems(fmt.Sprintf("level %d free index", l), lv.byFree, levelFree[l], lessDKey); err != nil {
 			return err
 		}
-		if err := sameItems(fmt.Sprintf("level %d top-k index", l), lv.byTop, levelTop[l], lessDKey); err != nil {
-			return err
+		for k := 2; k <= maxIndexedSpan; k++ {
+			if err := sameItems(fmt.Sprintf("level %d top-%d index", l, k), lv.byTop[k], levelTop[l][k], lessDKey); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

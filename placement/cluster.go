@@ -106,15 +106,11 @@ type nodeEntry struct {
 	n  *nodeState
 }
 
-// dkey orders the domains of a level by a span k (0 where there is none),
-// a count, then the ordinal. It holds no pointer, which keeps the level
-// indexes cheap to update.
-type dkey struct{ k, n, ord int }
+// dkey orders the domains of a level by a count, then by ordinal. It holds
+// no pointer, which keeps the level indexes cheap to update.
+type dkey struct{ n, ord int }
 
 func lessDKey(a, b dkey) bool {
-	if a.k != b.k {
-		return a.k < b.k
-	}
 	if a.n != b.n {
 		return a.n < b.n
 	}
@@ -146,16 +142,24 @@ type pathEntry struct {
 
 // levelIndex indexes the domains of one topology level.
 type levelIndex struct {
-	byFree *btree.BTreeG[dkey] // (domain free, ordinal)
-	byTop  *btree.BTreeG[dkey] // (k, top[k], ordinal) for 2 ≤ k ≤ maxIndexedSpan, one tree so that clones share its upper nodes
+	byFree *btree.BTreeG[dkey]                     // (domain free, ordinal)
+	byTop  [maxIndexedSpan + 1]*btree.BTreeG[dkey] // [k] for 2 ≤ k ≤ maxIndexedSpan: (top[k], ordinal); small separate trees update faster than one
 }
 
 func newLevelIndex() *levelIndex {
-	return &levelIndex{byFree: btree.NewG(treeDegree, lessDKey), byTop: btree.NewG(treeDegree, lessDKey)}
+	lv := &levelIndex{byFree: btree.NewG(treeDegree, lessDKey)}
+	for k := 2; k <= maxIndexedSpan; k++ {
+		lv.byTop[k] = btree.NewG(treeDegree, lessDKey)
+	}
+	return lv
 }
 
 func (lv *levelIndex) clone() *levelIndex {
-	return &levelIndex{byFree: lv.byFree.Clone(), byTop: lv.byTop.Clone()}
+	out := &levelIndex{byFree: lv.byFree.Clone()}
+	for k := 2; k <= maxIndexedSpan; k++ {
+		out.byTop[k] = lv.byTop[k].Clone()
+	}
+	return out
 }
 
 type allocEntry struct {
@@ -399,7 +403,7 @@ func (c *Cluster) AddNode(n Node) error {
 		lv := c.levels[l]
 		lv.byFree.ReplaceOrInsert(dkey{n: 0, ord: ord})
 		for j := 2; j <= maxIndexedSpan; j++ {
-			lv.byTop.ReplaceOrInsert(dkey{j, 0, ord})
+			lv.byTop[j].ReplaceOrInsert(dkey{n: 0, ord: ord})
 		}
 	}
 	old := ns.snapshot()
@@ -467,7 +471,7 @@ func (c *Cluster) RemoveNode(id string) error {
 		lv := c.levels[d.level]
 		lv.byFree.Delete(dkey{n: d.free, ord: ord})
 		for j := 2; j <= maxIndexedSpan; j++ {
-			lv.byTop.Delete(dkey{j, d.top[j], ord})
+			lv.byTop[j].Delete(dkey{n: d.top[j], ord: ord})
 		}
 	}
 	return nil
@@ -580,8 +584,8 @@ func (c *Cluster) retop(d *domainState, lv *levelIndex) {
 	top := topSums(d.nodes)
 	for j := 2; j <= maxIndexedSpan; j++ {
 		if top[j] != d.top[j] {
-			lv.byTop.Delete(dkey{j, d.top[j], d.ord})
-			lv.byTop.ReplaceOrInsert(dkey{j, top[j], d.ord})
+			lv.byTop[j].Delete(dkey{n: d.top[j], ord: d.ord})
+			lv.byTop[j].ReplaceOrInsert(dkey{n: top[j], ord: d.ord})
 		}
 	}
 	d.top = top

@@ -83,8 +83,8 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 	var best dkey
 	found := false
 	if k <= maxIndexedSpan {
-		lv.byTop.AscendGreaterOrEqual(dkey{k, demand, -1}, func(x dkey) bool {
-			best, found = x, x.k == k
+		lv.byTop[k].AscendGreaterOrEqual(dkey{n: demand, ord: -1}, func(x dkey) bool {
+			best, found = x, true
 			return false
 		})
 	} else {
