@@ -488,26 +488,31 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 		return false, nil
 	}
 	d := int(c.Demand)
-	q, err := r.p.Place(d)
-	if err == nil {
-		if err := r.allocate(ci, q); err != nil {
-			return false, r.allocErr(ci, err)
-		}
-		if r.a != nil {
-			if err := r.a.Allocate(id, q); err != nil {
-				return false, r.placerErr(ci, "allocate in the optimistic view", err)
+	var rs Reason
+	// Free GPUs first. When fewer are free than needed and expiring jobs are
+	// undecided, go straight to the optimistic view.
+	if r.expHeld == 0 || r.free == nil || r.free() >= d {
+		q, err := r.p.Place(d)
+		if err == nil {
+			if err := r.allocate(ci, q); err != nil {
+				return false, r.allocErr(ci, err)
 			}
+			if r.a != nil {
+				if err := r.a.Allocate(id, q); err != nil {
+					return false, r.placerErr(ci, "allocate in the optimistic view", err)
+				}
+			}
+			r.changed()
+			r.grant(ci, ti, stage, New, q, nil)
+			return true, nil
 		}
-		r.changed()
-		r.grant(ci, ti, stage, New, q, nil)
-		return true, nil
+		if !errors.Is(err, placement.ErrNoFit) {
+			return false, r.placerErr(ci, "place", err)
+		}
+		rs = noFit(d, err)
 	}
-	if !errors.Is(err, placement.ErrNoFit) {
-		return false, r.placerErr(ci, "place", err)
-	}
-	rs := noFit(d, err)
 	if r.expHeld > 0 {
-		q, err = r.optimisticPlace(ci, d)
+		q, err := r.optimisticPlace(ci, d)
 		if err == nil {
 			victims := r.victims(q)
 			for _, v := range victims {
