@@ -128,8 +128,8 @@ func TestFragmentationAgainstFirstFit(t *testing.T) {
 			}
 			delete(ffHeld, id)
 		}
+		verify(t, c)
 	}
-	verify(t, c)
 	cAvg := float64(cs.nodes) / float64(cs.jobs)
 	fAvg := float64(fs.nodes) / float64(fs.jobs)
 	t.Logf("consolidated: %d jobs, %.3f nodes/job, %d small jobs split; first-fit: %d jobs, %.3f nodes/job, %d small jobs split",
