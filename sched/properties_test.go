@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
@@ -287,7 +288,7 @@ func TestPropertyDeterministicAndOrderFree(t *testing.T) {
 		}
 		sortW := func(ws []Wait) []Wait {
 			ws = slices.Clone(ws)
-			slices.SortFunc(ws, func(x, y Wait) int { return cmpStr(string(x.Job), string(y.Job)) })
+			slices.SortFunc(ws, func(x, y Wait) int { return cmp.Compare(x.Job, y.Job) })
 			return ws
 		}
 		if !reflect.DeepEqual(sortW(a.Waiting), sortW(c.Waiting)) {

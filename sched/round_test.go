@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -265,8 +266,7 @@ func TestOutOfPlayWithoutBackfill(t *testing.T) {
 }
 
 func TestAdvanceFairShare(t *testing.T) {
-	cl, in := workedExample(t)
-	_ = cl
+	_, in := workedExample(t)
 	res, err := Round(in, Options{AdvanceFairShare: true})
 	if err != nil {
 		t.Fatal(err)
@@ -366,16 +366,15 @@ func TestPlacerFailureIsUndone(t *testing.T) {
 }
 
 func TestHooks(t *testing.T) {
-	cl, in := workedExample(t)
+	_, in := workedExample(t)
 	// Tenant order by descending id serves B first; B1 takes node-1.
-	res, err := Round(in, Options{TenantOrder: func(a, b *TenantState) int { return -cmpStr(string(a.ID), string(b.ID)) }})
+	res, err := Round(in, Options{TenantOrder: func(a, b *TenantState) int { return cmp.Compare(b.ID, a.ID) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Grants[0].Job != "B1" {
 		t.Fatalf("first grant %v", res.Grants[0].Job)
 	}
-	_ = cl
 	// A reward preferring small jobs picks A2 first.
 	_, in = workedExample(t)
 	res, err = Round(in, Options{Reward: func(c *Candidate, _ ledger.Account) Score { return ScoreOf(-float64(c.Demand)) }})
@@ -395,16 +394,6 @@ func TestHooks(t *testing.T) {
 	if res.Grants[0].Job != "A1" {
 		t.Fatalf("first grant %v", res.Grants[0].Job)
 	}
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func TestRewards(t *testing.T) {
