@@ -296,3 +296,56 @@ func TestPropertyDeterministicAndOrderFree(t *testing.T) {
 		}
 	})
 }
+
+// Rounds in sequence, as a lease coordinator would run them: the jobs granted
+// in one round are running and expiring in the next (renewed jobs keep their
+// GPUs, migrated ones hold their new GPUs), waiting jobs stay pending, and
+// the accounts grow by what was granted. The placer stays consistent and
+// every round keeps the per-round invariants.
+func TestPropertyConsecutiveRounds(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		cl := s.cl
+		acc := s.in.Accounts.(*accounts)
+		cands := s.in.Candidates
+		for round := range 3 {
+			in := s.in
+			in.Candidates = cands
+			in.Placer = cl
+			res, err := Round(in, s.opts)
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			if err := cl.Check(); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			byJob := map[ledger.JobID]Candidate{}
+			for _, c := range cands {
+				byJob[c.Job] = c
+			}
+			var next []Candidate
+			for _, g := range res.Grants {
+				c := byJob[g.Job]
+				if g.Kind == Renewed && !samePlacement(g.Placement, c.Placement) {
+					t.Fatalf("round %d: %s renewed elsewhere", round, g.Job)
+				}
+				if p, ok := cl.Allocation(string(g.Job)); !ok || !samePlacement(p, g.Placement) {
+					t.Fatalf("round %d: %s not held as granted", round, g.Job)
+				}
+				a := acc.tenants[g.Tenant]
+				acc.tenant(g.Tenant, a.Alloc+ledger.GPUSeconds(float64(g.Demand)*lease.Seconds()), a.FairShare+ledger.GPUSeconds(acc.rates[g.Tenant]*lease.Seconds()), acc.rates[g.Tenant])
+				c.Running, c.Placement, c.Leases = true, g.Placement, c.Leases+1
+				next = append(next, c)
+			}
+			for _, w := range res.Waiting {
+				if _, ok := cl.Allocation(string(w.Job)); ok {
+					t.Fatalf("round %d: waiting %s holds GPUs", round, w.Job)
+				}
+				c := byJob[w.Job]
+				c.Running, c.Placement = false, placement.Placement{}
+				next = append(next, c)
+			}
+			cands = next
+		}
+	})
+}
