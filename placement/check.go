@@ -17,8 +17,10 @@ import (
 // strictly ascending; Capacity, Free and Used are the sums they claim; the
 // free-capacity index holds exactly the nodes that accept placements and
 // have free GPUs, keyed by (free, id); every topology domain indexes exactly
-// its member nodes that way, with its free total and top-k sums, and every
-// level index agrees with its domains.
+// its member nodes that way, with its free total and top-k sums (exact
+// unless the domain is listed as stale, to be refreshed before the next
+// multi-node decision), and every level index agrees with the sums its
+// domains record.
 func (c *Cluster) Check() error {
 	var capacity, free, used int
 	var wantFree, wantCaps []key
@@ -152,8 +154,12 @@ func (c *Cluster) Check() error {
 		if err = sameKeysUnordered("domain "+d.path, d.nodes, w.nodes); err != nil {
 			return false
 		}
-		if d.top != topSums(d.nodes) {
-			err = fmt.Errorf("placement: check: domain %q top sums are stale", d.path)
+		if d.stale != slices.Contains(c.stale, d.ord) {
+			err = fmt.Errorf("placement: check: domain %q stale flag %t disagrees with the stale list", d.path, d.stale)
+			return false
+		}
+		if !d.stale && d.top != topSums(d.nodes) {
+			err = fmt.Errorf("placement: check: domain %q top sums are stale but not listed", d.path)
 			return false
 		}
 		if d.level >= len(c.levels) {

@@ -127,7 +127,8 @@ type domainState struct {
 	members int                     // nodes in the domain, whatever their state
 	nodes   *btree.BTreeG[key]      // (free, node id) of the domain's indexed nodes
 	free    int                     // free GPUs of the domain's indexed nodes
-	top     [maxIndexedSpan + 1]int // top[k]: sum of the k largest free blocks (all of them if fewer)
+	top     [maxIndexedSpan + 1]int // top[k]: sum of the k largest free blocks (all of them if fewer), as of the last refresh
+	stale   bool                    // listed in Cluster.stale: top may lag behind nodes
 }
 
 type domainEntry struct {
@@ -189,7 +190,11 @@ type Cluster struct {
 	allocs  *btree.BTreeG[allocEntry]  // allocations by id
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
 
-	deferTop bool // while NewCluster builds: top-k sums are computed at the end
+	// stale lists the domains whose top sums and top-k index entries lag
+	// behind their nodes: changes only mark a domain, and refresh brings
+	// the marked ones up to date before a multi-node decision needs them,
+	// so that a domain changed many times in between is refreshed once.
+	stale []int
 
 	capacity int // GPUs of all nodes
 	freeGPUs int // free GPUs of nodes that accept placements
@@ -215,27 +220,23 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		allocs:  btree.NewG(treeDegree, func(a, b allocEntry) bool { return a.id < b.id }),
 		fl:      btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
-	// Build the top-k indexes once at the end instead of after every node.
-	c.deferTop = true
 	for _, n := range nodes {
 		if err := c.AddNode(n); err != nil {
 			return nil, err
 		}
 	}
-	c.deferTop = false
-	c.domains.Ascend(func(e domainEntry) bool {
-		c.retop(e.d, c.levels[e.d.level])
-		return true
-	})
+	c.refresh()
 	return c, nil
 }
 
 // Clone returns an independent copy of c, for planning a round without
-// committing it. It costs O(topology levels) — the indexes are
+// committing it. It costs O(topology levels), plus bringing the domains
+// changed since the last multi-node decision up to date — the indexes are
 // copy-on-write B-trees, and node and domain records are copied lazily, the
 // first time either cluster changes them — so later mutations of either
 // cluster pay a little more until they have copied what they touch.
 func (c *Cluster) Clone() *Cluster {
+	c.refresh()           // so that neither copy inherits stale domains
 	c.tok = new(cowToken) // records shared from now on belong to neither
 	out := &Cluster{
 		tok:      new(cowToken),
@@ -557,8 +558,9 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 			d.free += now.free
 		}
 		lv.byFree.ReplaceOrInsert(dkey{n: d.free, ord: ord})
-		if !c.deferTop {
-			c.retop(d, lv)
+		if !d.stale {
+			d.stale = true
+			c.stale = append(c.stale, ord)
 		}
 	}
 }
@@ -578,6 +580,20 @@ func topSums(t *btree.BTreeG[key]) (s [maxIndexedSpan + 1]int) {
 		s[j] = sum
 	}
 	return s
+}
+
+// refresh brings the top sums and top-k index entries of the stale domains
+// up to date. O(stale domains · (log + maxIndexedSpan·log domains)).
+func (c *Cluster) refresh() {
+	for _, ord := range c.stale {
+		if !c.domains.Has(domainEntry{ord: ord}) {
+			continue // removed since; ordinals are never reused
+		}
+		d := c.mutDomain(ord)
+		c.retop(d, c.levels[d.level])
+		d.stale = false
+	}
+	c.stale = c.stale[:0]
 }
 
 func (c *Cluster) retop(d *domainState, lv *levelIndex) {

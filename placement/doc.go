@@ -80,14 +80,16 @@
 // Free capacity is indexed in B-trees keyed by (free GPUs, node id), for
 // the whole cluster and for every topology domain; every topology level
 // also indexes its domains by free GPUs and by the sum of their k largest
-// free blocks for k ≤ 16, kept up to date on every change. With n nodes,
-// a single-node decision is O(log n); a decision for k ≤ 16 nodes is
-// O(k log n + levels·log domains); both plus the size of the result.
-// Jobs spanning more than 16 nodes scan the domains of each level that have
-// enough free GPUs. Allocate and Release cost O(s log n) on s nodes plus
-// O(levels·16·log domains) per node changed. Clone is O(levels); the first
-// changes after a Clone also copy the B-tree nodes on their paths (tens of
-// kilobytes), later ones do not.
+// free blocks for k ≤ 16. With n nodes, a single-node decision is
+// O(log n); a decision for k ≤ 16 nodes is O(k log n + levels·log domains);
+// both plus the size of the result. Jobs spanning more than 16 nodes scan
+// the domains of each level that have enough free GPUs. Allocate and
+// Release cost O(s log n + s·levels·log domains) on s nodes; the top-k
+// sums of the domains they touch are recomputed once, before the next
+// multi-node decision (or Clone) needs them, at O(16·log domains) per
+// domain, so a domain changed many times in between pays once. Clone is
+// O(levels); the first changes after a Clone also copy the B-tree nodes on
+// their paths (tens of kilobytes), later ones do not.
 //
 // # Concurrency
 //

@@ -34,6 +34,7 @@ func (c *Cluster) decide(demand int) (plan, error) {
 		return plan{}, newNoFit(demand, 0, largest, c.freeGPUs)
 	}
 	k := minNodes(c.free, demand)
+	c.refresh()
 	for l := len(c.levels) - 1; l >= 0; l-- {
 		if d, ok := c.innermost(l, k, demand); ok {
 			return plan{pool: d.nodes, nodes: k}, nil
@@ -191,9 +192,11 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 	return Placement{Slots: slots}
 }
 
-// Place plans where demand GPUs would go, without changing anything. It
-// fails with ErrInvalidDemand, or with a *NoFitError (matching ErrNoFit)
-// that says why. See the package documentation for the rules.
+// Place plans where demand GPUs would go, without changing the cluster's
+// state (it may bring internal indexes up to date, so like every method it
+// must not run concurrently with others on the same cluster). It fails with
+// ErrInvalidDemand, or with a *NoFitError (matching ErrNoFit) that says
+// why. See the package documentation for the rules.
 // O(log n) for a single-node job; O(k log n + levels·log domains) for a
 // job spanning k ≤ 16 nodes; plus the size of the result.
 func (c *Cluster) Place(demand int) (Placement, error) {
