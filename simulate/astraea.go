@@ -57,6 +57,8 @@ type Astraea struct {
 	opts   sched.Options
 	trim   trimmer
 	grants []Grant // reused: the engine does not keep a Decision
+	// exhaustive disables the fast paths and the trimming (tests compare).
+	exhaustive bool
 }
 
 // NewAstraea returns the ASTRAEA policy with the given options.
@@ -107,14 +109,14 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	for _, r := range s.Expiring {
 		expGPUs += r.Job.GPUs
 	}
-	if expiring == 0 && !anyFits(s) {
+	if !a.exhaustive && expiring == 0 && !anyFits(s) {
 		return Decision{}, nil
 	}
 	lease := s.Lease
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	if expiring > 0 && (len(s.PendingDemands) == 0 || s.PendingDemands[0] > s.Cluster.Free()+expGPUs) {
+	if !a.exhaustive && expiring > 0 && (len(s.PendingDemands) == 0 || s.PendingDemands[0] > s.Cluster.Free()+expGPUs) {
 		// No waiting job can get GPUs even if every expiring job let go:
 		// the round would renew every expiring job in place (the backfill
 		// stage renews those of tenants that left play).
@@ -150,7 +152,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		cands = append(cands, c)
 	}
 	for _, p := range s.Pending {
-		if !p.Ran && !a.trim.keep(string(p.Job.Tenant), p.Job.GPUs, a.opt.SingleLevel) {
+		if !a.exhaustive && !p.Ran && !a.trim.keep(string(p.Job.Tenant), p.Job.GPUs, a.opt.SingleLevel) {
 			continue
 		}
 		add(p, false)

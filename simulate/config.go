@@ -143,6 +143,10 @@ func (c *Config) validate() error {
 		return configErr("Checkpoint %v must not be negative", c.Checkpoint)
 	case c.ColdStart < 0:
 		return configErr("ColdStart %v must not be negative", c.ColdStart)
+	case c.Lease > 0 && c.Lease <= c.ColdStart:
+		// A resumed job would spend its whole lease in cold start and could
+		// be preempted at every lease end without ever progressing.
+		return configErr("Lease %v must be longer than ColdStart %v", c.Lease, c.ColdStart)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}
