@@ -37,7 +37,8 @@ type model struct {
 	o        *oracle.Oracle
 	clock    int64 // ns since t0 of the last accepted event
 	maxCap   int
-	feasible bool // Σ running demand ≤ M after every accepted event so far
+	feasible bool  // Σ running demand ≤ M after every accepted event so far
+	window   int64 // trailing window in ns, 0 if none
 	snaps    int
 }
 
@@ -81,7 +82,7 @@ func newModel(t *rapid.T) *model {
 		t.Fatal(err)
 	}
 	lazy, _ := New(cfg)
-	return &model{l: l, lazy: lazy, o: oracle.New(mode == QuotaShare, capacity, window, halfLife), maxCap: capacity, feasible: true}
+	return &model{l: l, lazy: lazy, o: oracle.New(mode == QuotaShare, capacity, window, halfLife), maxCap: capacity, feasible: true, window: window}
 }
 
 func (m *model) at(ns int64) time.Time { return t0.Add(time.Duration(ns)) }
@@ -108,7 +109,15 @@ func drawWeight(t *rapid.T, label string) float64 {
 	return rapid.SampledFrom([]float64{0.5, 1, 1, 1, 2, 3, 0.1, 7}).Draw(t, label)
 }
 
+// event applies a burst of one to six random events, so that sequences
+// grow long at rapid's default number of steps.
 func (m *model) event(t *rapid.T) {
+	for range rapid.IntRange(1, 6).Draw(t, "burst") {
+		m.oneEvent(t)
+	}
+}
+
+func (m *model) oneEvent(t *rapid.T) {
 	at := m.drawTime(t)
 	when := m.at(at)
 	tn := rapid.SampledFrom(tenantPool).Draw(t, "tenant")
@@ -277,6 +286,20 @@ func (m *model) check(t *rapid.T) {
 		if !ok || va != full {
 			t.Fatalf("view of %s: %+v, account %+v", id, va, full)
 		}
+		// a view ahead of Now() covers [max(Begin(), ahead−w), ahead)
+		aheadFrom := begin
+		if m.window > 0 {
+			aheadFrom = max(begin, ahead-m.window)
+		}
+		ahAcct, ok := m.l.View(m.at(ahead)).TenantAccount(tn)
+		ahWant, _ := m.l.TenantAccount(tn, m.at(aheadFrom), m.at(ahead))
+		if !ok || ahAcct != ahWant {
+			t.Fatalf("view ahead of %s: %+v, account %+v", id, ahAcct, ahWant)
+		}
+		info, ok := m.l.Tenant(tn)
+		if !ok || info.Registered != m.o.Registered(id) || info.ID != tn {
+			t.Fatalf("Tenant(%s) = %+v, oracle registered %v", id, info, m.o.Registered(id))
+		}
 		r, _ := view.TenantFairRate(tn)
 		or, _ := m.o.TenantFairRate(id)
 		m.close(t, "tenant rate "+id, r, or, 1)
@@ -298,6 +321,10 @@ func (m *model) check(t *rapid.T) {
 	for _, id := range m.o.Jobs() {
 		jb := JobID(id)
 		info, _ := m.o.Job(id)
+		if ji, ok := m.l.Job(jb); !ok || ji.Running != info.Running || ji.Active != info.Active ||
+			ji.Demand != GPUs(info.Demand) || ji.Weight != info.Weight || ji.Tenant != TenantID(info.Tenant) {
+			t.Fatalf("Job(%s) = %+v, oracle %+v", id, ji, info)
+		}
 		for _, w := range windows {
 			got, err := m.l.JobAccount(jb, m.at(w[0]), m.at(w[1]))
 			if err != nil {
