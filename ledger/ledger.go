@@ -138,6 +138,17 @@ type job struct {
 	grp       *group     // current group while active
 	finalFair float64    // fair value at finish
 	seg0      [1]segment // backing for segs: most jobs never change weight
+	allocC    [1][]point1
+	allocP    [2]point1 // backing for the first alloc breakpoints (start, stop)
+}
+
+// newJob returns a job record whose first segment and first two alloc
+// breakpoints live inside the record itself.
+func newJob(id JobID) *job {
+	j := &job{id: id}
+	j.segs = j.seg0[:0]
+	j.alloc.st.inline(j.allocC[:], j.allocP[:])
+	return j
 }
 
 // segment is a stretch of a job's active life with one weight, hence one
@@ -464,8 +475,8 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
 	}
 	l.advanceTo(t)
-	j := &job{id: id, tn: tn, demand: demand, weight: weight, state: pending, submit: t}
-	j.segs = j.seg0[:0]
+	j := newJob(id)
+	j.tn, j.demand, j.weight, j.state, j.submit = tn, demand, weight, pending, t
 	l.jobs[id] = j
 	tn.demand += demand
 	tn.nActive++

@@ -96,6 +96,10 @@ func (s *store[P]) first() *P {
 func (s *store[P]) push(p P) {
 	k := len(s.c) - 1
 	switch {
+	case k < 0 && cap(s.c) > 0 && cap(s.c[:1][0]) > 0:
+		// storage provided by the owner (see inline)
+		s.c = s.c[:1]
+		s.c[0] = append(s.c[0][:0], p)
 	case k < 0:
 		s.c = append(s.c, append(make([]P, 0, 1), p))
 	case len(s.c[k]) < chunkSize:
@@ -106,6 +110,15 @@ func (s *store[P]) push(p P) {
 		s.c = append(s.c, ch)
 	}
 	s.n++
+}
+
+// inline makes the store use room owned by its owner for its first
+// breakpoints (outer must have capacity ≥ 1, first capacity ≥ 1), so a short
+// series costs no allocation of its own. The store must be empty.
+func (s *store[P]) inline(outer [][]P, first []P) {
+	outer = outer[:1]
+	outer[0] = first[:0]
+	s.c = outer[:0]
 }
 
 // locate returns the chunk and index of the last breakpoint with time ≤ t,

@@ -415,8 +415,7 @@ func decodePayload(b []byte) (*Ledger, error) {
 	}
 	nj := d.count("job count", 30)
 	for range nj {
-		j := &job{id: JobID(d.s("job id"))}
-		j.segs = j.seg0[:0]
+		j := newJob(JobID(d.s("job id")))
 		ti := d.index("job tenant", nt)
 		j.demand = GPUs(d.i("job demand"))
 		j.weight = d.f("job weight")
@@ -424,7 +423,8 @@ func decodePayload(b []byte) (*Ledger, error) {
 		j.final = FinalState(d.u("job final state"))
 		j.submit, j.finish = d.i("job submit"), d.i("job finish")
 		j.finalFair = d.f("job final fair")
-		j.alloc = d.s1("job alloc series")
+		alloc := d.s1("job alloc series")
+		alloc.st.each(func(_ int, p *point1) { j.alloc.st.push(*p) })
 		ns := d.count("segment count", 27)
 		prev := int64(0)
 		for range ns {
