@@ -217,3 +217,48 @@ func BenchmarkPlaceLargeSpan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkChurn measures a scheduler's steady state on a busy cluster:
+// every operation places and allocates a new trace-shaped job and releases
+// the oldest running one, so the state keeps moving (unlike
+// BenchmarkPlaceAllocateRelease, which undoes each step).
+func BenchmarkChurn(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c := benchCluster(b, n)
+			var live []string
+			for id := range c.Allocations() {
+				live = append(live, id)
+			}
+			rng := rand.New(rand.NewPCG(3, 3))
+			rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
+			var spare []string // ids free for reuse, so that naming costs nothing
+			for i := range 4096 {
+				spare = append(spare, fmt.Sprintf("churn-%d", i))
+			}
+			b.ReportAllocs()
+			m := startCPU(b)
+			defer m.stop(b)
+			for i := 0; b.Loop(); i++ {
+				if len(live) > 0 {
+					if _, err := c.Release(live[0]); err != nil {
+						b.Fatal(err)
+					}
+					spare = append(spare, live[0])
+					live = live[1:]
+				}
+				p, err := c.Place(demands[i&1023])
+				if err != nil {
+					continue
+				}
+				id := spare[len(spare)-1]
+				spare = spare[:len(spare)-1]
+				if err := c.Allocate(id, p); err != nil {
+					b.Fatal(err)
+				}
+				live = append(live, id)
+			}
+		})
+	}
+}

@@ -158,7 +158,7 @@ func (c *Cluster) Check() error {
 			err = fmt.Errorf("placement: check: domain %q stale flag %t disagrees with the stale list", d.path, d.stale)
 			return false
 		}
-		if !d.stale && d.top != topSums(d.nodes) {
+		if !d.stale && (d.top != topSums(d.nodes) || d.idxFree != d.free) {
 			err = fmt.Errorf("placement: check: domain %q top sums are stale but not listed", d.path)
 			return false
 		}
@@ -166,7 +166,7 @@ func (c *Cluster) Check() error {
 			err = fmt.Errorf("placement: check: domain %q at missing level %d", d.path, d.level)
 			return false
 		}
-		levelFree[d.level] = append(levelFree[d.level], dkey{n: d.free, ord: d.ord})
+		levelFree[d.level] = append(levelFree[d.level], dkey{n: d.idxFree, ord: d.ord})
 		for k := 2; k <= maxIndexedSpan; k++ {
 			levelTop[d.level][k] = append(levelTop[d.level][k], dkey{n: d.top[k], ord: d.ord})
 		}

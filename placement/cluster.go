@@ -128,7 +128,8 @@ type domainState struct {
 	nodes   *btree.BTreeG[key]      // (free, node id) of the domain's indexed nodes
 	free    int                     // free GPUs of the domain's indexed nodes
 	top     [maxIndexedSpan + 1]int // top[k]: sum of the k largest free blocks (all of them if fewer), as of the last refresh
-	stale   bool                    // listed in Cluster.stale: top may lag behind nodes
+	idxFree int                     // free as of the last refresh, the domain's key in the level's byFree index
+	stale   bool                    // listed in Cluster.stale: top and idxFree may lag behind nodes
 }
 
 type domainEntry struct {
@@ -470,7 +471,7 @@ func (c *Cluster) RemoveNode(id string) error {
 		c.domains.Delete(domainEntry{ord: ord})
 		c.paths.Delete(pathEntry{path: d.path})
 		lv := c.levels[d.level]
-		lv.byFree.Delete(dkey{n: d.free, ord: ord})
+		lv.byFree.Delete(dkey{n: d.idxFree, ord: ord})
 		for j := 2; j <= maxIndexedSpan; j++ {
 			lv.byTop[j].Delete(dkey{n: d.top[j], ord: ord})
 		}
@@ -547,8 +548,6 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	}
 	for _, ord := range n.domains {
 		d := c.mutDomain(ord)
-		lv := c.levels[d.level]
-		lv.byFree.Delete(dkey{n: d.free, ord: ord})
 		if old.indexed {
 			d.nodes.Delete(key{old.free, n.id})
 			d.free -= old.free
@@ -557,7 +556,6 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 			d.nodes.ReplaceOrInsert(key{now.free, n.id})
 			d.free += now.free
 		}
-		lv.byFree.ReplaceOrInsert(dkey{n: d.free, ord: ord})
 		if !d.stale {
 			d.stale = true
 			c.stale = append(c.stale, ord)
@@ -597,6 +595,11 @@ func (c *Cluster) refresh() {
 }
 
 func (c *Cluster) retop(d *domainState, lv *levelIndex) {
+	if d.idxFree != d.free {
+		lv.byFree.Delete(dkey{n: d.idxFree, ord: d.ord})
+		lv.byFree.ReplaceOrInsert(dkey{n: d.free, ord: d.ord})
+		d.idxFree = d.free
+	}
 	top := topSums(d.nodes)
 	for j := 2; j <= maxIndexedSpan; j++ {
 		if top[j] != d.top[j] {
