@@ -57,6 +57,7 @@ type tenantRec struct {
 	st      TenantState
 	heap    []int32
 	out     bool
+	ready   bool  // job accounts read, rewards computed, heap built
 	blocked int32 // the pick that did not fit in the fair stage, or -1
 	reason  Reason
 	waiting int // candidates left without a lease
@@ -76,10 +77,12 @@ type round struct {
 	tenants []tenantRec
 	reasons []Reason
 
-	order  TenantOrder
-	tie    TieBreak
-	candLT func(a, b int32) bool
-	tenLT  func(a, b int32) bool
+	accounts Accounts
+	reward   Reward
+	order    TenantOrder
+	tie      TieBreak
+	candLT   func(a, b int32) bool
+	tenLT    func(a, b int32) bool
 
 	p       placement.Placer
 	a       placement.Placer // optimistic view; nil until first needed or without a clone
@@ -126,17 +129,21 @@ type round struct {
 // Everything is deterministic: no map is iterated for order, every order ends
 // in an id, and the order of Input.Candidates does not change the decisions.
 // Invalid input (see the Err variables) is rejected before the Placer is
-// touched, with one exception found only when it is granted: a pending
-// candidate that already holds GPUs under its id ([ErrInvalidCandidate]).
-// In that case, and if the Placer itself fails mid-round ([ErrPlacer]), the
-// round undoes its allocations and releases before it returns, so a
-// rejected round leaves the Placer as it was.
+// touched, with two exceptions found only when the round reaches them: a job
+// without an account ([ErrUnknownJob]; job accounts are read per tenant, when
+// Phase 1 first reaches the tenant) and a pending candidate that already
+// holds GPUs under its id ([ErrInvalidCandidate]). In those cases, and if the
+// Placer itself fails mid-round ([ErrPlacer]), the round undoes its
+// allocations and releases before it returns, so a rejected round leaves the
+// Placer as it was.
 //
 // Complexity, for n candidates, T tenants with candidates, g decisions
 // (grants and failed picks, g ≤ n) and placer operations of cost π (O(log
-// nodes) for placement.Cluster): O(n) account lookups and reward calls,
-// O(n) heap construction, O(g (log n + log T + π)) for the loops, and O(n)
-// for the result. A failed demand is remembered until the state changes, so
+// nodes) for placement.Cluster): O(n) validation and result, O(T) tenant
+// account lookups, O(m) job account lookups, reward calls and heap
+// construction for the m candidates of the tenants the round reaches (once
+// the cluster is full the others are not read at all), and
+// O(g (log n + log T + π)) for the loops. A failed demand is remembered until the state changes, so
 // a full cluster costs one placer call per distinct demand. The optimistic
 // view is built at most once, in O(e π) for e expiring jobs, when a new job
 // first does not fit on the free GPUs while expiring jobs are undecided.
@@ -182,9 +189,9 @@ func newRound(in Input, opts Options) (*round, error) {
 	if r.tie == nil {
 		r.tie = BySubmit
 	}
-	reward := opts.Reward
-	if reward == nil {
-		reward = NegJobRho
+	r.accounts, r.reward = in.Accounts, opts.Reward
+	if r.reward == nil {
+		r.reward = NegJobRho
 	}
 	switch p := in.Placer.(type) {
 	case Cloner:
@@ -264,13 +271,8 @@ func newRound(in Input, opts Options) (*round, error) {
 			counts = append(counts, 0)
 		}
 		lastTenant, lastID = ti, c.Tenant
-		jacct, ok := in.Accounts.JobAccount(c.Job)
-		if !ok {
-			return nil, bad(ErrUnknownJob, "job has no account")
-		}
 		counts[ti]++
-		r.cands[i] = cand{c: c, tenant: ti, score: reward(c, jacct)}
-		r.key[i] = r.cands[i].score.At(0)
+		r.cands[i] = cand{c: c, tenant: ti}
 	}
 
 	// One backing array for all candidate heaps, partitioned by tenant; a
@@ -293,10 +295,27 @@ func newRound(in Input, opts Options) (*round, error) {
 			r.res.Grants = make([]Grant, 0, g)
 		}
 	}
-	for ti := range r.tenants {
-		heapInit(r.tenants[ti].heap, r.candLT)
-	}
 	return r, nil
+}
+
+// prepare reads the job accounts of tenant ti's candidates, computes their
+// rewards and builds the tenant's heap: O(k) for k candidates, done once,
+// when Phase 1 first reaches the tenant. Tenants that the round never
+// reaches (the cluster filled up first) cost nothing here.
+func (r *round) prepare(ti int32) error {
+	t := &r.tenants[ti]
+	for _, ci := range t.heap {
+		c := r.cands[ci].c
+		acct, ok := r.accounts.JobAccount(c.Job)
+		if !ok {
+			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
+		}
+		r.cands[ci].score = r.reward(c, acct)
+		r.key[ci] = r.cands[ci].score.At(0)
+	}
+	heapInit(t.heap, r.candLT)
+	t.ready = true
+	return nil
 }
 
 // candBefore: higher reward first, then the tie-break, then the job id. The
@@ -338,8 +357,11 @@ func (r *round) run() error {
 			break
 		}
 		ti := th[0]
+		ci, err := r.popCand(ti)
+		if err != nil {
+			return err
+		}
 		t := &r.tenants[ti]
-		ci := r.popCand(t)
 		if ci < 0 {
 			heapPop(&th, r.tenLT)
 			continue
@@ -373,7 +395,10 @@ func (r *round) run() error {
 				break
 			}
 			ti := th[0]
-			ci := r.popCand(&r.tenants[ti])
+			ci, err := r.popCand(ti)
+			if err != nil {
+				return err
+			}
 			if ci < 0 {
 				heapPop(&th, r.tenLT)
 				continue
@@ -396,15 +421,21 @@ func (r *round) isFull() bool {
 	return r.free != nil && r.free()+r.expHeld == 0
 }
 
-// popCand removes and returns the tenant's best undecided candidate, or -1.
-func (r *round) popCand(t *tenantRec) int32 {
+// popCand removes and returns tenant ti's best undecided candidate, or -1.
+func (r *round) popCand(ti int32) (int32, error) {
+	t := &r.tenants[ti]
+	if !t.ready {
+		if err := r.prepare(ti); err != nil {
+			return -1, err
+		}
+	}
 	for len(t.heap) > 0 {
 		ci := heapPop(&t.heap, r.candLT)
 		if r.cands[ci].status == pending {
-			return ci
+			return ci, nil
 		}
 	}
-	return -1
+	return -1, nil
 }
 
 func (r *round) placerErr(ci int32, what string, err error) error {

@@ -80,8 +80,9 @@ func (s Score) String() string {
 // given the job's account. The candidate with the highest reward inside the
 // chosen tenant is picked; equal rewards are ordered by the [TieBreak].
 //
-// A round calls the reward exactly once per candidate, before any grant, so
-// rewards must not depend on the order of calls. c must not be modified.
+// A round calls the reward at most once per candidate, for all candidates of
+// a tenant when Phase 1 first reaches that tenant, so rewards must not depend
+// on the order of calls or on the round's progress. c must not be modified.
 type Reward func(c *Candidate, job ledger.Account) Score
 
 // NegJobRho is the reward of the paper's Algorithm 2: −ρ_job, so that the job

@@ -15,6 +15,11 @@ import (
 // in by implementing these two lookups. A lookup that reports false for a
 // tenant or job of a candidate makes [Round] fail with [ErrUnknownTenant] or
 // [ErrUnknownJob].
+//
+// A round reads every candidate tenant's account up front, but a job's
+// account only when Phase 1 first reaches the job's tenant: in a large round
+// that fills the cluster after a few tenants, the jobs of the others are
+// never looked up.
 type Accounts interface {
 	TenantAccount(ledger.TenantID) (ledger.Account, bool)
 	JobAccount(ledger.JobID) (ledger.Account, bool)
