@@ -1,0 +1,375 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/simulate"
+	"github.com/astraea-sched/astraea/simulate/baselines"
+	"github.com/astraea-sched/astraea/simulate/metrics"
+	"github.com/astraea-sched/astraea/simulate/trace"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// options are the command's flags.
+type options struct {
+	trace, quota       string
+	nodes, gpn         int
+	lease, interval    time.Duration
+	checkpoint, cold   time.Duration
+	policies           string
+	seed               uint64
+	jobs               int
+	json, quiet        bool
+	lenient, overhead  bool
+	check              bool
+	out, metricsMode   string
+	checkpointOnRenew  bool
+	accountsModeForAll string
+}
+
+// errUsage marks a command-line mistake (the flag package has printed it).
+var errUsage = errors.New("usage")
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("astraea", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.trace, "trace", "", "trace `FILE` (Venus, Philly, Pollux, artifact or generic CSV; .gz transparent); default: the embedded synthetic workload")
+	fs.StringVar(&o.quota, "quota", "", "tenant quotas: a CSV `FILE`, \"requested\" (∝ Σ GPUs requested) or \"equal\"; default: the synthetic workload's VC sizes, or requested for a trace")
+	fs.IntVar(&o.nodes, "nodes", 100, "nodes in the cluster")
+	fs.IntVar(&o.gpn, "gpus-per-node", 8, "GPUs per node")
+	fs.DurationVar(&o.lease, "lease", simulate.DefaultLease, "lease length")
+	fs.DurationVar(&o.interval, "interval", simulate.DefaultInterval, "scheduling interval")
+	fs.DurationVar(&o.checkpoint, "checkpoint", simulate.DefaultCheckpoint, "checkpoint time of a suspended job (the paper does not publish it)")
+	fs.DurationVar(&o.cold, "coldstart", simulate.DefaultColdStart, "cold start of a resumed job (the paper does not publish it)")
+	fs.BoolVar(&o.checkpointOnRenew, "checkpoint-on-renew", false, "also charge the checkpoint at renewed lease ends")
+	fs.StringVar(&o.policies, "policy", "astraea", "comma-separated `LIST` of policies, or \"all\"")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload")
+	fs.IntVar(&o.jobs, "jobs", trace.DefaultSynthetic().Jobs, "jobs of the synthetic workload")
+	fs.BoolVar(&o.json, "json", false, "print JSON instead of tables")
+	fs.StringVar(&o.out, "out", "", "write per-job, per-tenant and utilization CSVs and SVG figures to `DIR`")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.lenient, "lenient", false, "skip bad trace rows and report them")
+	fs.BoolVar(&o.overhead, "overhead", true, "run each policy again without overheads to report the preemption overhead")
+	fs.StringVar(&o.metricsMode, "metrics", "eq16", "fairness mode of the reported ρ: eq16 or eq8")
+	fs.BoolVar(&o.check, "check", false, "check ledger and cluster invariants periodically during the run")
+	if err := fs.Parse(args); err != nil {
+		return o, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "astraea: unexpected argument %q\n", fs.Arg(0))
+		return o, errUsage
+	}
+	return o, nil
+}
+
+// workload opens the job source, again for every run.
+type workload struct {
+	name    string
+	open    func() (trace.Source, error)
+	skipped trace.Skipped
+	last    *trace.Reader
+}
+
+func newWorkload(o options) (*workload, error) {
+	if o.trace == "" {
+		cfg := trace.DefaultSynthetic()
+		cfg.Seed, cfg.Jobs = o.seed, o.jobs
+		return &workload{
+			name: fmt.Sprintf("synthetic (Venus-calibrated, %d jobs, seed %d)", cfg.Jobs, cfg.Seed),
+			open: func() (trace.Source, error) { return trace.Synthetic(cfg), nil },
+		}, nil
+	}
+	w := &workload{name: o.trace}
+	w.open = func() (trace.Source, error) {
+		if w.last != nil {
+			w.skipped = w.last.Skipped()
+			w.last.Close()
+		}
+		r, err := trace.Open(o.trace, trace.Options{Lenient: o.lenient})
+		if err != nil {
+			return nil, err
+		}
+		w.last = r
+		return r, nil
+	}
+	return w, nil
+}
+
+func (w *workload) close() {
+	if w.last != nil {
+		w.skipped = w.last.Skipped()
+		w.last.Close()
+		w.last = nil
+	}
+}
+
+// quotas returns the tenant weights, the rule's name and the number of jobs
+// (when a pass over the trace was needed, else -1).
+func quotas(o options, w *workload) (map[string]float64, string, error) {
+	rule := o.quota
+	switch {
+	case rule == "" && o.trace == "":
+		return trace.SyntheticQuotas(), "official Venus VC sizes of the synthetic workload", nil
+	case rule == "":
+		rule = "requested"
+	}
+	switch rule {
+	case "requested", "equal":
+		src, err := w.open()
+		if err != nil {
+			return nil, "", err
+		}
+		var q map[string]float64
+		if rule == "requested" {
+			q, err = trace.RequestedQuotas(src)
+		} else {
+			q, err = trace.EqualQuotas(src)
+		}
+		w.close()
+		if err != nil {
+			return nil, "", err
+		}
+		if rule == "requested" {
+			return q, "∝ GPUs requested per tenant", nil
+		}
+		return q, "equal", nil
+	}
+	q, err := trace.ReadQuotas(rule)
+	if err != nil {
+		return nil, "", err
+	}
+	return q, "from " + rule, nil
+}
+
+// constructors are every policy the command knows: ASTRAEA and its variants,
+// and the baselines.
+func constructors() map[string]simulate.Constructor {
+	m := simulate.Policies()
+	maps.Copy(m, baselines.Constructors())
+	return m
+}
+
+func selectPolicies(list string, m map[string]simulate.Constructor) ([]string, error) {
+	if list == "all" {
+		names := []string{"astraea"}
+		for _, e := range baselines.All() {
+			names = append(names, e.Name)
+		}
+		return names, nil
+	}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if _, ok := m[n]; !ok {
+			return nil, fmt.Errorf("unknown policy %q (known: %s, all)", n, strings.Join(simulate.PolicyNames(m), ", "))
+		}
+		if slices.Contains(names, n) {
+			return nil, fmt.Errorf("policy %q listed twice", n)
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no policy selected")
+	}
+	return names, nil
+}
+
+// report is the -json document.
+type report struct {
+	Workload  string             `json:"workload"`
+	Skipped   *trace.Skipped     `json:"skipped,omitempty"`
+	Nodes     int                `json:"nodes"`
+	GPUs      int                `json:"gpus"`
+	Interval  float64            `json:"interval_seconds"`
+	Lease     float64            `json:"lease_seconds"`
+	Ckpt      float64            `json:"checkpoint_seconds"`
+	Cold      float64            `json:"coldstart_seconds"`
+	QuotaRule string             `json:"quota_rule"`
+	Quotas    map[string]float64 `json:"quotas"`
+	Excluded  []simulate.ExcludedJob
+	Runs      []runReport `json:"runs"`
+}
+
+type runReport struct {
+	Summary metrics.Summary `json:"summary"`
+	Stats   simulate.Stats  `json:"stats"`
+}
+
+// run is the command: it parses args, simulates, and writes the results to
+// stdout (progress to stderr when it is a terminal).
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var mmode ledger.Mode
+	switch o.metricsMode {
+	case "eq16":
+		mmode = ledger.QuotaShare
+	case "eq8":
+		mmode = ledger.DemandAware
+	default:
+		return fmt.Errorf("-metrics %q: want eq16 or eq8", o.metricsMode)
+	}
+	cons := constructors()
+	names, err := selectPolicies(o.policies, cons)
+	if err != nil {
+		return err
+	}
+	w, err := newWorkload(o)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	q, rule, err := quotas(o, w)
+	if err != nil {
+		return err
+	}
+	cfg := simulate.DefaultConfig(o.nodes, o.gpn, q)
+	cfg.Interval, cfg.Lease = o.interval, o.lease
+	cfg.Checkpoint, cfg.ColdStart = o.checkpoint, o.cold
+	cfg.CheckpointOnRenew = o.checkpointOnRenew
+	cfg.Metrics = mmode
+	cfg.Check = o.check
+
+	rep := report{
+		Workload: w.name, Nodes: o.nodes, GPUs: o.nodes * o.gpn,
+		Interval: o.interval.Seconds(), Lease: o.lease.Seconds(),
+		Ckpt: o.checkpoint.Seconds(), Cold: o.cold.Seconds(), QuotaRule: rule,
+	}
+	var runs []metrics.Run
+	var sums []metrics.Summary
+	withOverheads := o.checkpoint > 0 || o.cold > 0
+	for _, name := range names {
+		res, err := simulateOnce(cfg, w, cons[name], name, o, stderr)
+		if err != nil {
+			return err
+		}
+		sum := metrics.Summarize(res.Run, metrics.DefaultSummaryConfig())
+		if o.overhead && withOverheads {
+			zero := cfg
+			zero.Checkpoint, zero.ColdStart = 0, 0
+			res0, err := simulateOnce(zero, w, cons[name], name+" (no overhead)", o, stderr)
+			if err != nil {
+				return err
+			}
+			if ov, err := metrics.PreemptionOverhead(sum, metrics.Summarize(res0.Run, metrics.DefaultSummaryConfig())); err == nil {
+				sum.PreemptionOverhead = &ov
+			}
+		}
+		rep.Quotas = res.Run.Quotas
+		rep.Excluded = res.Excluded
+		runs = append(runs, res.Run)
+		sums = append(sums, sum)
+		rep.Runs = append(rep.Runs, runReport{Summary: sum, Stats: res.Stats})
+	}
+	w.close()
+	if w.skipped.Rows > 0 {
+		sk := w.skipped
+		rep.Skipped = &sk
+	}
+	if o.out != "" {
+		if err := metrics.WriteCSV(o.out, runs...); err != nil {
+			return err
+		}
+		if err := writeFigures(o.out, runs); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeText(stdout, rep, sums, o)
+}
+
+func simulateOnce(cfg simulate.Config, w *workload, newPolicy simulate.Constructor, label string, o options, stderr io.Writer) (*simulate.Result, error) {
+	p, err := newPolicy()
+	if err != nil {
+		return nil, err
+	}
+	src, err := w.open()
+	if err != nil {
+		return nil, err
+	}
+	if bar := progressBar(label, o, stderr); bar != nil {
+		cfg.Progress = func(done int, now time.Time) {
+			bar.Describe(fmt.Sprintf("%s: %d jobs done, %s", label, done, now.UTC().Format("2006-01-02 15:04")))
+			bar.Add(1)
+		}
+		defer bar.Finish()
+	}
+	res, err := simulate.Run(cfg, src, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
+	return res, nil
+}
+
+// progressBar returns a spinner on stderr when it is a terminal and -quiet
+// is not set; nil otherwise.
+func progressBar(label string, o options, stderr io.Writer) *progressbar.ProgressBar {
+	if o.quiet {
+		return nil
+	}
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription(label),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSpinnerType(14),
+	)
+}
+
+func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error {
+	fmt.Fprintf(w, "workload: %s\n", rep.Workload)
+	if rep.Skipped != nil {
+		fmt.Fprintf(w, "skipped rows: %d", rep.Skipped.Rows)
+		for _, k := range slices.Sorted(maps.Keys(rep.Skipped.ByReason)) {
+			fmt.Fprintf(w, "; %s: %d", k, rep.Skipped.ByReason[k])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "cluster: %d nodes × %d GPUs = %d GPUs; interval %v, lease %v, checkpoint %v, cold start %v\n",
+		o.nodes, o.gpn, rep.GPUs, o.interval, o.lease, o.checkpoint, o.cold)
+	if n := len(rep.Excluded); n > 0 {
+		fmt.Fprintf(w, "excluded: %d jobs larger than the cluster\n", n)
+	}
+	fmt.Fprintf(w, "quotas (%s):\n", rep.QuotaRule)
+	if err := metrics.WriteQuotas(w, rep.Quotas); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return metrics.WriteTable(w, sums...)
+}
+
+// writeFigures writes the SVG figures, turning a panic of the plotting
+// library on degenerate data into an error.
+func writeFigures(dir string, runs []metrics.Run) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("writing figures: %v", r)
+		}
+	}()
+	return metrics.WriteFigures(dir, runs...)
+}

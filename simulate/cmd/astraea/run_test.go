@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runArgs(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(args, &out, &errOut); err != nil {
+		t.Fatalf("run %v: %v (stderr %q)", args, err, errOut.String())
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("run %v wrote to stderr (not a terminal): %q", args, errOut.String())
+	}
+	return out.String()
+}
+
+func TestRunDefaultPrintsTheSummary(t *testing.T) {
+	out := runArgs(t)
+	for _, want := range []string{
+		"workload: synthetic", "100 nodes × 8 GPUs = 800 GPUs", "quotas (", "vcJsw",
+		"astraea", "sharing-loss jobs", "tenant loss intervals 1h", "avg JCT s",
+		"Jain's index", "preemption overhead",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunJSONIsDeterministic(t *testing.T) {
+	args := []string{"-json", "-jobs", "800", "-policy", "astraea,astraea-single"}
+	a := runArgs(t, args...)
+	b := runArgs(t, args...)
+	if a != b {
+		t.Fatal("two runs with the same input and seed differ")
+	}
+	var rep report
+	if err := json.Unmarshal([]byte(a), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 2 || rep.Runs[0].Summary.Policy != "astraea" || rep.Runs[1].Summary.Policy != "astraea-single" {
+		t.Fatalf("runs %+v", rep.Runs)
+	}
+	for _, r := range rep.Runs {
+		if r.Summary.Finished != 800 || r.Stats.Jobs != 800 {
+			t.Errorf("%s finished %d jobs, want 800", r.Summary.Policy, r.Summary.Finished)
+		}
+	}
+	if c := runArgs(t, "-json", "-jobs", "800", "-policy", "astraea", "-seed", "2"); c == a {
+		t.Error("another seed gives the same output")
+	}
+}
+
+func TestRunTraceQuotaAndOut(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "jobs.csv")
+	csv := "tenant,job,gpus,submit,duration,state\n" +
+		"a,j1,4,2020-01-01 00:00:00,600,COMPLETED\n" +
+		"b,j2,8,2020-01-01 00:01:00,1200,FAILED\n" +
+		"a,j3,2,2020-01-01 00:02:00,60,\n" +
+		"b,j4,64,2020-01-01 00:03:00,60,COMPLETED\n"
+	if err := os.WriteFile(tr, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := runArgs(t, "-trace", tr, "-quota", "equal", "-nodes", "2", "-policy", "astraea,fifo")
+	for _, want := range []string{"excluded: 1 jobs larger than the cluster", "quotas (equal)", "fifo"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	runArgs(t, "-jobs", "300", "-out", out, "-policy", "astraea,fifo")
+	for _, f := range []string{"jobs.csv", "tenants.csv", "utilization.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("-out did not write %s: %v", f, err)
+		}
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-policy", "nosuch"},
+		{"-policy", "astraea,astraea"},
+		{"-metrics", "eq9"},
+		{"-nodes", "0"},
+		{"-trace", "does-not-exist.csv"},
+		{"-bogus"},
+		{"extra"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(args, &out, &errOut)
+		if err == nil {
+			t.Errorf("run %v succeeded", args)
+		}
+		if errors.Is(err, errUsage) && errOut.Len() == 0 {
+			t.Errorf("run %v: usage error without a message", args)
+		}
+	}
+}
