@@ -207,7 +207,7 @@ func newRound(in Input, opts Options) (*round, error) {
 	n := len(in.Candidates)
 	r.cands = make([]cand, n)
 	r.key = make([]float64, n)
-	seen := make(map[ledger.JobID]struct{}, n)
+	seen := newIDSet(in.Candidates)
 	tenantIndex := make(map[ledger.TenantID]int32)
 	var lastTenant int32
 	var lastID ledger.TenantID
@@ -225,8 +225,8 @@ func newRound(in Input, opts Options) (*round, error) {
 		case c.Demand <= 0:
 			return nil, bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
 		}
-		if seen[c.Job] = struct{}{}; len(seen) == i { // one map operation, not a lookup and an insert
-			return nil, bad(ErrDuplicateJob, "job appears twice among the candidates")
+		if j := seen.insert(i, c.Job); j >= 0 {
+			return nil, bad(ErrDuplicateJob, "job appears twice among the candidates (also candidate %d)", j)
 		}
 		if c.Running {
 			if g := c.Placement.GPUs(); g != int(c.Demand) {

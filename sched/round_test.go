@@ -3,6 +3,7 @@ package sched
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -508,5 +509,22 @@ func TestDefaultTieBreakPrefersEarlierSubmission(t *testing.T) {
 	}
 	if res.Grants[0].Job != "A2" {
 		t.Fatalf("first grant %s, want A2 (equal reward, submitted earlier)", res.Grants[0].Job)
+	}
+}
+
+func TestIDSetFindsEveryDuplicate(t *testing.T) {
+	var cands []Candidate
+	for i := range 5000 {
+		cands = append(cands, Candidate{Job: ledger.JobID(fmt.Sprintf("job-%d", i%3000))})
+	}
+	s := newIDSet(cands)
+	for i, c := range cands {
+		j := s.insert(i, c.Job)
+		switch {
+		case i < 3000 && j != -1:
+			t.Fatalf("candidate %d (%s): false duplicate of %d", i, c.Job, j)
+		case i >= 3000 && j != i-3000:
+			t.Fatalf("candidate %d (%s): duplicate of %d, want %d", i, c.Job, j, i-3000)
+		}
 	}
 }
