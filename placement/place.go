@@ -198,7 +198,10 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 // ErrInvalidDemand, or with a *NoFitError (matching ErrNoFit) that says
 // why. See the package documentation for the rules.
 // O(log n) for a single-node job; O(k log n + levels·log domains) for a
-// job spanning k ≤ 16 nodes; plus the size of the result.
+// job spanning k ≤ 16 nodes, plus the deferred refresh of the domains
+// changed since the previous multi-node decision (O(16·log domains) each,
+// paid once per domain however often it changed); plus the size of the
+// result.
 func (c *Cluster) Place(demand int) (Placement, error) {
 	p, err := c.decide(demand)
 	if err != nil {
