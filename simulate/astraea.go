@@ -213,13 +213,19 @@ func anyFits(s *State) bool {
 //     submission order can be granted or be the pick that sends the tenant
 //     out of play (the first ⌊F/d⌋ + 1 if d fits the optimistic view, else the
 //     first one); the others fail wherever they are tried. The trimmer keeps
-//     ⌊F/d⌋ + 1 in either case, which is a superset and needs no placement.
+//     ⌊F/d⌋ + 1 whenever d ≤ F, a superset that needs no placement.
+//   - A job with d > F never fits. Only the first such job of a tenant in
+//     its Phase 2 order matters: the fair stage stops serving the tenant
+//     there at the latest. New jobs come first in that order, so the
+//     tenant's first such new job in submission order is that job when it
+//     exists; old (suspended) jobs are never trimmed.
 //
 // The round's grants and releases are therefore exactly those of a round
 // over all candidates; only the list of waiting jobs is shorter.
 type trimmer struct {
-	free   int
-	counts map[trimKey]int
+	free    int
+	counts  map[trimKey]int
+	blocked map[string]bool // tenants whose first impossible new job is kept
 }
 
 type trimKey struct {
@@ -230,17 +236,27 @@ type trimKey struct {
 func (t *trimmer) reset(free int) {
 	t.free = free
 	if t.counts == nil {
-		t.counts = map[trimKey]int{}
+		t.counts, t.blocked = map[trimKey]int{}, map[string]bool{}
 	}
 	clear(t.counts)
+	clear(t.blocked)
 }
 
 // keep reports whether the next new job of tenant with demand d in
 // submission order must be a candidate. It keeps ⌊F/d⌋ + 1 per (tenant, d)
-// (a superset of the bound above: it does not ask whether d fits at all).
+// for d ≤ F (a superset of the bound above: it does not ask whether d fits
+// at all), and of the jobs with d > F, which can never fit, only the
+// tenant's first: it is the one that would send the tenant out of play.
 func (t *trimmer) keep(tenant string, d int, single bool) bool {
 	if single {
 		tenant = ""
+	}
+	if d > t.free {
+		if t.blocked[tenant] {
+			return false
+		}
+		t.blocked[tenant] = true
+		return true
 	}
 	limit := t.free/d + 1
 	k := trimKey{tenant, d}
