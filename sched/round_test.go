@@ -528,3 +528,40 @@ func TestIDSetFindsEveryDuplicate(t *testing.T) {
 		}
 	}
 }
+
+// Job accounts are read when Phase 1 first reaches a tenant: a job without an
+// account fails the round (undone) when it is reached, and is not looked up
+// at all when the cluster fills before its tenant's turn.
+func TestJobAccountsAreReadWhenTheTenantIsReached(t *testing.T) {
+	build := func() (*placement.Cluster, Input) {
+		cl := cluster(t, 1, 8)
+		acc := newAccounts()
+		acc.tenant("A", 0, 100, 1)
+		acc.tenant("B", 50, 100, 1)
+		acc.job("a", 0)
+		return cl, Input{Accounts: acc, Lease: lease, Placer: cl, Candidates: []Candidate{
+			{Job: "a", Tenant: "A", Demand: 8},
+			{Job: "ghost", Tenant: "B", Demand: 1}, // no account
+		}}
+	}
+	cl, in := build()
+	res, err := Round(in, Options{})
+	if err != nil {
+		t.Fatalf("B is never reached (A fills the cluster), yet: %v", err)
+	}
+	if why, _ := res.Why("ghost"); why.Code != ClusterFull {
+		t.Fatalf("ghost waits because %v", why)
+	}
+	verifyCluster(t, cl)
+
+	cl, in = build()
+	in.Candidates[0].Demand = 4 // now B is reached
+	_, err = Round(in, Options{})
+	var e *Error
+	if !errors.Is(err, ErrUnknownJob) || !errors.As(err, &e) || e.Job != "ghost" {
+		t.Fatalf("err = %v, want ErrUnknownJob naming ghost", err)
+	}
+	if cl.Free() != 8 {
+		t.Fatalf("free = %d after a rejected round, want 8", cl.Free())
+	}
+}
