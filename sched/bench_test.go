@@ -101,7 +101,7 @@ func BenchmarkRound(b *testing.B) {
 		if bc.busy == 0 {
 			// The same round on a topology-free pool of GPUs: the round's
 			// own cost without consolidated placement.
-			b.Run(bc.name+"/pool", func(b *testing.B) {
+			b.Run("pool-"+bc.name, func(b *testing.B) {
 				cl, in := benchRound(b, bc.busy)
 				pool := newPool(cl)
 				runRoundBench(b, in, bc.reward, func() placement.Placer { return pool.ClonePlacer() })
