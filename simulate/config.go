@@ -3,6 +3,7 @@ package simulate
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -150,7 +151,8 @@ func (c *Config) validate() error {
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}
-	for t, w := range c.Quotas {
+	for _, t := range slices.Sorted(maps.Keys(c.Quotas)) {
+		w := c.Quotas[t]
 		if !(w > 0) || math.IsInf(w, 0) {
 			return configErr("tenant %q has weight %v; weights must be positive and finite", t, w)
 		}

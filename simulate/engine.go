@@ -204,15 +204,17 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 		e.cfg.CheckEvery = DefaultCheckEvery
 	}
 	e.waker, _ = p.(Waker)
+	// Sum in a fixed order: float addition is not associative, and map
+	// order is random.
+	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
 	var sum float64
-	for _, w := range cfg.Quotas {
-		sum += w
+	for _, t := range e.tenants {
+		sum += cfg.Quotas[t]
 	}
 	e.quotas = make(map[string]float64, len(cfg.Quotas))
-	for t, w := range cfg.Quotas {
-		e.quotas[t] = w / sum
+	for _, t := range e.tenants {
+		e.quotas[t] = cfg.Quotas[t] / sum
 	}
-	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
 	if err := e.readNext(); err != nil {
 		return nil, err
 	}
