@@ -1,0 +1,116 @@
+package simulate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/astraea-sched/astraea/simulate/trace"
+)
+
+// benchRun simulates the snapshot end to end (open, parse, simulate) once
+// per iteration and reports simulated jobs and ticks.
+func benchRun(b *testing.B, s snapshot) {
+	dir := tracesDir(b)
+	cfg := s.config(b, dir)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var r *Result
+	for b.Loop() {
+		r = s.run(b, dir, cfg)
+	}
+	b.ReportMetric(float64(r.Stats.Jobs), "jobs")
+	b.ReportMetric(float64(r.Stats.Ticks), "ticks")
+}
+
+// BenchmarkVenusTwoWeek: the Venus two-week snapshot (13,236 jobs) on
+// 100 × 8 GPUs with the official VC quotas, under ASTRAEA.
+func BenchmarkVenusTwoWeek(b *testing.B) { benchRun(b, venusSnapshot) }
+
+// BenchmarkPhillyTwoWeek: the Philly two-week snapshot (31,903 jobs; one job
+// runs 48 days, so about 59 days are simulated) on 210 × 8 GPUs with quotas
+// ∝ requested GPUs, under ASTRAEA.
+func BenchmarkPhillyTwoWeek(b *testing.B) { benchRun(b, phillySnapshot) }
+
+// BenchmarkPhillyTwoWeek140: the same on 140 × 8 GPUs.
+func BenchmarkPhillyTwoWeek140(b *testing.B) {
+	s := phillySnapshot
+	s.nodes = 140
+	benchRun(b, s)
+}
+
+// parseAll drains a trace, the floor against which a simulation is compared.
+func parseAll(b *testing.B, path string) int {
+	r, err := trace.Open(path, trace.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for {
+		_, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+}
+
+// BenchmarkPhillyParse only reads the Philly two-week snapshot.
+func BenchmarkPhillyParse(b *testing.B) {
+	path := filepath.Join(tracesDir(b), phillySnapshot.trace)
+	b.ReportAllocs()
+	for b.Loop() {
+		parseAll(b, path)
+	}
+}
+
+// BenchmarkPhillyPrefix simulates the 1-, 2-, 4-, 7- and 14-day prefixes of
+// the Philly snapshot in the ASTRAEA artifact's format on 210 × 8 GPUs with
+// the artifact's VC weights: cost should grow linearly with jobs.
+func BenchmarkPhillyPrefix(b *testing.B) {
+	dir := filepath.Join(tracesDir(b), "philly", "artifact-format")
+	for _, days := range []int{1, 2, 4, 7, 14} {
+		b.Run(fmt.Sprintf("%dd", days), func(b *testing.B) {
+			q, err := trace.ReadQuotas(filepath.Join(dir, fmt.Sprintf("philly_%dd_share.csv", days)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := DefaultConfig(210, 8, q)
+			path := filepath.Join(dir, fmt.Sprintf("philly_%dd.csv", days))
+			b.ReportAllocs()
+			var r *Result
+			for b.Loop() {
+				src, err := trace.Open(path, trace.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, _ := NewAstraea(DefaultAstraeaOptions())
+				if r, err = Run(cfg, src, p); err != nil {
+					b.Fatal(err)
+				}
+				src.Close()
+			}
+			b.ReportMetric(float64(r.Stats.Jobs), "jobs")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Stats.Jobs), "ns/job")
+		})
+	}
+}
+
+// BenchmarkSyntheticDefault runs the embedded default workload (3,000 jobs)
+// on 100 × 8 GPUs: what the command runs with no flags.
+func BenchmarkSyntheticDefault(b *testing.B) {
+	cfg := DefaultConfig(100, 8, trace.SyntheticQuotas())
+	b.ReportAllocs()
+	for b.Loop() {
+		p, _ := NewAstraea(DefaultAstraeaOptions())
+		if _, err := Run(cfg, trace.Synthetic(trace.DefaultSynthetic()), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
