@@ -49,6 +49,7 @@ const (
 // job is the engine's record of one active job.
 type job struct {
 	st     JobState
+	idx    int32 // index in the engine's slab
 	id     ledger.JobID
 	tenant ledger.TenantID
 	phase  phase
@@ -130,6 +131,7 @@ type engine struct {
 	books    []*ledger.Ledger // books[0] accounts; books[len-1] metrics
 
 	jobs    map[string]*job
+	slab    []*job // by job index; nil once a job has ended
 	arrived []*job
 	pending []*JobState
 	running runSet
@@ -428,6 +430,11 @@ func (e *engine) submit() error {
 	}); err != nil {
 		return err
 	}
+	if len(e.slab) >= math.MaxInt32 {
+		return fmt.Errorf("%w: job %s (line %d): more than %d jobs", ErrBadJob, tj.ID, tj.Line, math.MaxInt32)
+	}
+	j.idx = int32(len(e.slab))
+	e.slab = append(e.slab, j)
 	e.jobs[tj.ID] = j
 	e.arrived = append(e.arrived, j)
 	e.schedTick(t)
@@ -435,7 +442,10 @@ func (e *engine) submit() error {
 }
 
 func (e *engine) handle(ev event) error {
-	j := ev.j
+	j := e.slab[ev.j]
+	if j == nil {
+		return nil // the job has ended
+	}
 	switch ev.kind {
 	case evRelease:
 		if ev.gen != j.relGen || !j.holding {
@@ -519,9 +529,9 @@ func (e *engine) begin(j *job) error {
 		j.st.Ran = true
 	}
 	j.st.LastStart = e.at(e.now)
-	e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j, gen: j.gen})
+	e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j.idx, gen: j.gen})
 	if !j.st.LeaseEnd.IsZero() {
-		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j, gen: j.leaseGen})
+		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
 	}
 	return nil
 }
@@ -564,6 +574,7 @@ func (e *engine) complete(j *job) error {
 	}
 	e.res.Run.Jobs = append(e.res.Run.Jobs, rec)
 	delete(e.jobs, j.st.Job.ID)
+	e.slab[j.idx] = nil
 	j.phase = phPending
 	j.gen++
 	e.done++

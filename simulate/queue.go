@@ -19,13 +19,15 @@ const (
 )
 
 // event is one scheduled engine event. Times are offsets from the engine's
-// start. gen must match the job's generation for the event to be live.
+// start. j indexes the engine's job slab; gen must match the job's
+// generation for the event to be live. An event holds no pointer, so moving
+// events in the heap costs no write barriers and the GC never scans it.
 type event struct {
 	at   time.Duration
-	kind evKind
 	seq  uint64
-	j    *job
+	j    int32
 	gen  uint32
+	kind evKind
 }
 
 func (a *event) less(b *event) bool {

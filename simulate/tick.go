@@ -222,7 +222,7 @@ func (e *engine) preempt(j *job) error {
 	j.relGen++
 	rel := now + e.cfg.Checkpoint
 	e.lastRelease = max(e.lastRelease, rel)
-	e.q.push(event{at: rel, kind: evRelease, j: j, gen: j.relGen})
+	e.q.push(event{at: rel, kind: evRelease, j: j.idx, gen: j.relGen})
 	return nil
 }
 
@@ -256,10 +256,10 @@ func (e *engine) renew(j *job, g Grant) error {
 		j.gen++
 		e.res.Stats.Checkpoints++
 		e.res.Stats.OverheadGPUSeconds += e.cfg.Checkpoint.Seconds() * float64(j.st.Job.GPUs)
-		e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j, gen: j.gen})
+		e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j.idx, gen: j.gen})
 	}
 	if g.Lease > 0 {
-		e.q.push(event{at: now + g.Lease, kind: evLeaseEnd, j: j, gen: j.leaseGen})
+		e.q.push(event{at: now + g.Lease, kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
 	}
 	return nil
 }
@@ -300,7 +300,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 		return e.begin(j)
 	}
 	j.phase = phStarting
-	e.q.push(event{at: barrier, kind: evStart, j: j, gen: j.gen})
+	e.q.push(event{at: barrier, kind: evStart, j: j.idx, gen: j.gen})
 	return nil
 }
 
