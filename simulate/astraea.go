@@ -3,6 +3,7 @@ package simulate
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/sched"
@@ -87,6 +88,12 @@ func (a *Astraea) ProgressBlind() {}
 // AccountsMode reports the tenant fair-share mode the policy reads.
 func (a *Astraea) AccountsMode() ledger.Mode { return a.opt.Accounts }
 
+// oldJob is a suspended pending job with its ρ_job at the round.
+type oldJob struct {
+	js  *JobState
+	rho ledger.Rho
+}
+
 // singleTenant is the one pseudo-tenant of the single-level variant.
 const singleTenant ledger.TenantID = "*"
 
@@ -151,20 +158,37 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		}
 		cands = append(cands, c)
 	}
-	for _, p := range s.Pending {
-		if !a.exhaustive && !p.Ran && !a.trim.keep(string(p.Job.Tenant), p.Job.GPUs, a.opt.SingleLevel) {
-			continue
+	var acc sched.Accounts = s.Accounts
+	if a.opt.SingleLevel {
+		acc = singleLevel{s.Accounts}
+	}
+	if a.exhaustive {
+		for _, p := range s.Pending {
+			add(p, false)
 		}
-		add(p, false)
+	} else {
+		// New jobs first, in submission order (their Phase 2 order).
+		a.trim.resetOld()
+		for _, p := range s.Pending {
+			if p.Ran {
+				a.trim.addOld(p, a.opt.SingleLevel)
+				continue
+			}
+			if a.trim.keep(p.Job.Tenant, p.Job.GPUs, a.opt.SingleLevel) {
+				add(p, false)
+			}
+		}
+		// Then the suspended ones, in their Phase 2 order (lowest ρ_job,
+		// then submission, then id); ρ_job is read only where a group is
+		// larger than what the bounds keep.
+		for _, js := range a.trim.selectOld(acc) {
+			add(js, false)
+		}
 	}
 	for _, r := range s.Expiring {
 		add(r, true)
 	}
 	a.cands = cands
-	var acc sched.Accounts = s.Accounts
-	if a.opt.SingleLevel {
-		acc = singleLevel{s.Accounts}
-	}
 	res, err := sched.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster.Clone()}, a.opts)
 	clear(a.cands)
 	if err != nil {
@@ -197,8 +221,8 @@ func anyFits(s *State) bool {
 	return false
 }
 
-// trimmer leaves out of a round the new (never started) pending jobs that
-// cannot change its outcome. It relies on three facts:
+// trimmer leaves out of a round the pending jobs that cannot change its
+// outcome. It relies on these facts:
 //
 //   - New jobs of a tenant rank in submission order under sched.NewJobFirst:
 //     all have ρ_job = 0 (owed something, received nothing), except those
@@ -216,21 +240,99 @@ func anyFits(s *State) bool {
 //     ⌊F/d⌋ + 1 whenever d ≤ F, a superset that needs no placement.
 //   - A job with d > F never fits. Only the first such job of a tenant in
 //     its Phase 2 order matters: the fair stage stops serving the tenant
-//     there at the latest. New jobs come first in that order, so the
-//     tenant's first such new job in submission order is that job when it
-//     exists; old (suspended) jobs are never trimmed.
+//     there at the latest.
+//   - Suspended jobs (they ran before) come after every new job of their
+//     tenant, ordered by ρ_job, then submission, then id: the trimmer reads
+//     their ρ_job and applies the same bounds in that order.
 //
 // The round's grants and releases are therefore exactly those of a round
 // over all candidates; only the list of waiting jobs is shorter.
 type trimmer struct {
 	free    int
 	counts  map[trimKey]int
-	blocked map[string]bool // tenants whose first impossible new job is kept
+	blocked map[string]bool // tenants whose first impossible job is kept
+
+	// suspended pending jobs of the round, by (tenant, demand); demands
+	// above free share the key demand 0
+	old     map[trimKey][]*JobState
+	oldKeys []trimKey
+	kept    []*JobState
+	ranked  []oldJob
 }
 
 type trimKey struct {
 	tenant string
 	demand int
+}
+
+func (t *trimmer) resetOld() {
+	if t.old == nil {
+		t.old = map[trimKey][]*JobState{}
+	}
+	for _, k := range t.oldKeys {
+		clear(t.old[k])
+		t.old[k] = t.old[k][:0]
+	}
+	t.oldKeys = t.oldKeys[:0]
+	clear(t.kept)
+	t.kept = t.kept[:0]
+}
+
+func (t *trimmer) addOld(js *JobState, single bool) {
+	k := trimKey{js.Job.Tenant, js.Job.GPUs}
+	if single {
+		k.tenant = ""
+	}
+	if k.demand > t.free {
+		k.demand = 0
+	}
+	g := t.old[k]
+	if len(g) == 0 {
+		t.oldKeys = append(t.oldKeys, k)
+	}
+	t.old[k] = append(g, js)
+}
+
+// selectOld returns the suspended jobs the round needs: for a demand d ≤ F,
+// the first ⌊F/d⌋ + 1 of each (tenant, d) in Phase 2 order, less the new
+// jobs already kept; for demands above F, a tenant's first one in Phase 2
+// order unless a new job already plays that part. ρ_job is read only for
+// groups larger than what is kept. The result is in no particular order
+// (the round orders candidates itself).
+func (t *trimmer) selectOld(acc sched.Accounts) []*JobState {
+	for _, k := range t.oldKeys {
+		g := t.old[k]
+		n := 1 // demands above F: the tenant's first one
+		if k.demand > 0 {
+			n = t.free/k.demand + 1 - t.counts[k]
+		} else if t.blocked[k.tenant] {
+			n = 0
+		}
+		if n <= 0 {
+			continue
+		}
+		if len(g) <= n {
+			t.kept = append(t.kept, g...)
+			continue
+		}
+		r := t.ranked[:0]
+		for _, js := range g {
+			rho := ledger.Rho(1)
+			if a, ok := acc.JobAccount(ledger.JobID(js.Job.ID)); ok {
+				rho = a.Rho
+			}
+			r = append(r, oldJob{js, rho})
+		}
+		slices.SortFunc(r, func(x, y oldJob) int {
+			return cmp.Or(x.rho.Compare(y.rho), compareJobs(x.js, y.js))
+		})
+		for _, o := range r[:n] {
+			t.kept = append(t.kept, o.js)
+		}
+		clear(r)
+		t.ranked = r[:0]
+	}
+	return t.kept
 }
 
 func (t *trimmer) reset(free int) {
