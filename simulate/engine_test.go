@@ -408,3 +408,36 @@ func TestRunMetricsLedgerMode(t *testing.T) {
 		}
 	}
 }
+
+// lateStarter grants nothing before its wakeup time, then behaves as greedy.
+type lateStarter struct {
+	greedy
+	at time.Time
+}
+
+func (l *lateStarter) Schedule(s *State) (Decision, error) {
+	if s.Now.Before(l.at) {
+		return Decision{}, nil
+	}
+	return l.greedy.Schedule(s)
+}
+
+func (l *lateStarter) NextWakeup(s *State) time.Time {
+	if s.Now.Before(l.at) {
+		return l.at
+	}
+	return time.Time{}
+}
+
+func TestRunCallsAWakerWhenNothingElseHappens(t *testing.T) {
+	// Nothing happens between the submission and 95 s; the policy asks to
+	// be called then, and the engine rounds that up to the 100 s tick.
+	p := &lateStarter{at: ts(95)}
+	r := mustRun(t, testConfig(1, 8, "x"), src(tj("a", "x", 1, 0, 10)), p)
+	if got := jobByID(t, r, "a").FirstStart.Sub(t0); got != sec(100) {
+		t.Fatalf("a starts at %v, want 100s", got)
+	}
+	if r.Stats.Ticks != 3 {
+		t.Errorf("%d ticks, want 3 (the submission, the wakeup, the completion)", r.Stats.Ticks)
+	}
+}
