@@ -56,8 +56,9 @@ type Config struct {
 	ColdStart time.Duration
 	// CheckpointOnRenew also charges Checkpoint at lease ends that are
 	// renewed (the job pauses in place while it writes the checkpoint). The
-	// paper checkpoints at every lease end but reports cold starts as the
-	// dominant cost; off by default.
+	// paper checkpoints at every lease end, because the scheduler decides
+	// renewal only at the boundary, so DefaultConfig turns it on; a renewed
+	// job still never pays a cold start.
 	CheckpointOnRenew bool
 
 	// Quotas maps each tenant to its weight; quotas are M × w ÷ Σw. Every
@@ -92,21 +93,23 @@ type Config struct {
 }
 
 // DefaultConfig returns the reference configuration on nodes × gpusPerNode
-// GPUs: 10 s ticks, 900 s leases, 10 s checkpoints, 30 s cold starts, Eq. 16
+// GPUs: 10 s ticks, 900 s leases, a 10 s checkpoint at every lease end, 30 s
+// cold starts on resume, Eq. 16
 // accounts and metrics, tenant intervals of 1 h, 6 h and 24 h.
 func DefaultConfig(nodes, gpusPerNode int, quotas map[string]float64) Config {
 	return Config{
-		NodeCount:   nodes,
-		GPUsPerNode: gpusPerNode,
-		Interval:    DefaultInterval,
-		Lease:       DefaultLease,
-		Checkpoint:  DefaultCheckpoint,
-		ColdStart:   DefaultColdStart,
-		Quotas:      quotas,
-		Accounts:    ledger.QuotaShare,
-		Metrics:     ledger.QuotaShare,
-		Intervals:   DefaultIntervals(),
-		CheckEvery:  DefaultCheckEvery,
+		NodeCount:         nodes,
+		GPUsPerNode:       gpusPerNode,
+		Interval:          DefaultInterval,
+		Lease:             DefaultLease,
+		Checkpoint:        DefaultCheckpoint,
+		ColdStart:         DefaultColdStart,
+		CheckpointOnRenew: true,
+		Quotas:            quotas,
+		Accounts:          ledger.QuotaShare,
+		Metrics:           ledger.QuotaShare,
+		Intervals:         DefaultIntervals(),
+		CheckEvery:        DefaultCheckEvery,
 	}
 }
 

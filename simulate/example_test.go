@@ -24,7 +24,8 @@ func (j *jobs) Next() (trace.Job, error) {
 // Two tenants share one 8-GPU node. Tenant "a" submits a long 8-GPU job;
 // tenant "b" submits a short one a minute later. At a's first lease end
 // (900 s) b is owed more, so a's lease is not renewed: a checkpoints (10 s),
-// b runs, and a resumes after a 30 s cold start. Under Eq. 16 each tenant is
+// b runs, and a resumes after a 30 s cold start; each of a's later
+// lease ends, renewed in place, costs another 10 s checkpoint but no cold start. Under Eq. 16 each tenant is
 // owed half the node, so a, which borrowed b's half, ends with ρ > 1.
 func ExampleRun() {
 	t0 := time.Date(2020, 9, 7, 0, 0, 0, 0, time.UTC)
@@ -47,5 +48,5 @@ func ExampleRun() {
 	}
 	// Output:
 	// b-eval: start +15m10s, end +20m10s, preempted 0×, ρ 0.5217
-	// a-train: start +0s, end +1h5m40s, preempted 1×, ρ 1.8477
+	// a-train: start +0s, end +1h6m10s, preempted 1×, ρ 1.8489
 }

@@ -158,6 +158,16 @@ func rhoTicks() plot.ConstantTicks {
 // right corner, does not hide the lines: by a quarter on a linear axis, by a
 // factor of four on a logarithmic one. The y axis starts at 0.
 func roomForLegend(p *plot.Plot, logX bool) {
+	if logX {
+		// A log axis needs 0 < Min < Max; a run with no jobs or with one
+		// slowdown value gives neither, and the plotting library panics.
+		if !(p.X.Min > 0) || math.IsInf(p.X.Min, 0) {
+			p.X.Min = 1
+		}
+		if !(p.X.Max > p.X.Min) || math.IsInf(p.X.Max, 0) {
+			p.X.Max = p.X.Min * 10
+		}
+	}
 	if p.X.Max > p.X.Min {
 		if logX {
 			p.X.Max *= 4

@@ -53,7 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.interval, "interval", simulate.DefaultInterval, "scheduling interval")
 	fs.DurationVar(&o.checkpoint, "checkpoint", simulate.DefaultCheckpoint, "checkpoint time of a suspended job (the paper does not publish it)")
 	fs.DurationVar(&o.cold, "coldstart", simulate.DefaultColdStart, "cold start of a resumed job (the paper does not publish it)")
-	fs.BoolVar(&o.checkpointOnRenew, "checkpoint-on-renew", false, "also charge the checkpoint at renewed lease ends")
+	fs.BoolVar(&o.checkpointOnRenew, "checkpoint-on-renew", true, "charge the checkpoint at renewed lease ends too (the paper checkpoints at every lease end)")
 	fs.StringVar(&o.policies, "policy", "astraea", "comma-separated `LIST` of policies, or \"all\"")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload")
 	fs.IntVar(&o.jobs, "jobs", trace.DefaultSynthetic().Jobs, "jobs of the synthetic workload")
