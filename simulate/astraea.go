@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/sched"
 )
 
@@ -189,9 +190,15 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		add(r, true)
 	}
 	a.cands = cands
-	res, err := sched.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster.Clone()}, a.opts)
+	// The round plans on the cluster itself and is undone below: cheaper
+	// than a copy-on-write clone, whose first writes copy B-tree nodes on
+	// both sides (a rejected round undoes itself).
+	res, err := sched.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster}, a.opts)
 	clear(a.cands)
 	if err != nil {
+		return Decision{}, fmt.Errorf("astraea round: %w", err)
+	}
+	if err := undoRound(s.Cluster, res); err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
 	}
 	gs := a.grants[:0]
@@ -204,6 +211,26 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		d.Preempt = append(d.Preempt, string(r.Job))
 	}
 	return d, nil
+}
+
+// undoRound restores the cluster a round planned on: the new grants are
+// released (a moved job's new placement included), then the running jobs
+// the round released get their GPUs back. O(grants + releases) placer
+// operations.
+func undoRound(c *placement.Cluster, res sched.Result) error {
+	for _, g := range res.Grants {
+		if g.Kind != sched.Renewed {
+			if _, err := c.Release(string(g.Job)); err != nil {
+				return fmt.Errorf("undo grant of %s: %w", g.Job, err)
+			}
+		}
+	}
+	for _, r := range res.Released {
+		if err := c.Allocate(string(r.Job), r.Placement); err != nil {
+			return fmt.Errorf("undo release of %s: %w", r.Job, err)
+		}
+	}
+	return nil
 }
 
 // anyFits reports whether some pending job could be placed on the free GPUs.
