@@ -413,7 +413,7 @@ func decodePayload(b []byte) (*Ledger, error) {
 			tn.groupIx[g.theta] = g
 		}
 	}
-	nj := d.count("job count", 30)
+	nj := d.count("job count", 26) // smallest job record: 11 one-byte fields and 2 floats
 	for range nj {
 		j := newJob(JobID(d.s("job id")))
 		ti := d.index("job tenant", nt)
@@ -425,7 +425,7 @@ func decodePayload(b []byte) (*Ledger, error) {
 		j.finalFair = d.f("job final fair")
 		alloc := d.s1("job alloc series")
 		alloc.st.each(func(_ int, p *point1) { j.alloc.st.push(*p) })
-		ns := d.count("segment count", 27)
+		ns := d.count("segment count", 26) // smallest segment: 2 one-byte fields and 3 floats
 		prev := int64(0)
 		for range ns {
 			s := segment{from: d.times(&prev, "segment start")}

@@ -153,3 +153,24 @@ func fuzzRestore(t *testing.T, data []byte) {
 		_ = l.Advance(l.Now().Add(time.Second))
 	}
 }
+
+// Regression: the length check of a segment list assumed 27 bytes per
+// segment, so a snapshot whose last job (in id order) had changed weight
+// was rejected as corrupt.
+func TestSnapshotLastJobWithSeveralSegments(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "a", "t", 1, 1))
+	do(t, l, l.Submit(t0, "z", "t", 1, 1))
+	do(t, l, l.SetJobWeight(ts(1), "z", 2))
+	do(t, l, l.SetJobWeight(ts(2), "z", 3))
+	do(t, l, l.SetJobWeight(ts(3), "z", 0.5))
+	data, _ := l.MarshalBinary()
+	back, err := Restore(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := back.MarshalBinary(); !bytes.Equal(again, data) {
+		t.Fatal("round trip differs")
+	}
+}
