@@ -162,9 +162,10 @@ func TestSnapshotLastJobWithSeveralSegments(t *testing.T) {
 	do(t, l, l.AddTenant(t0, "t", 1))
 	do(t, l, l.Submit(t0, "a", "t", 1, 1))
 	do(t, l, l.Submit(t0, "z", "t", 1, 1))
-	do(t, l, l.SetJobWeight(ts(1), "z", 2))
-	do(t, l, l.SetJobWeight(ts(2), "z", 3))
-	do(t, l, l.SetJobWeight(ts(3), "z", 0.5))
+	// nanosecond steps keep each segment at its smallest encoding
+	do(t, l, l.SetJobWeight(t0.Add(1), "z", 2))
+	do(t, l, l.SetJobWeight(t0.Add(2), "z", 3))
+	do(t, l, l.SetJobWeight(t0.Add(3), "z", 0.5))
 	data, _ := l.MarshalBinary()
 	back, err := Restore(data)
 	if err != nil {
