@@ -22,17 +22,28 @@ type idSet struct {
 }
 
 func newIDSet(cands []Candidate) *idSet {
+	s := new(idSet)
+	s.reset(cands)
+	return s
+}
+
+// reset empties the set for cands, reusing its tables when large enough.
+func (s *idSet) reset(cands []Candidate) {
 	size := 1
 	for size < 2*len(cands) {
 		size <<= 1
 	}
-	return &idSet{
-		seed:  maphash.MakeSeed(),
-		slot:  make([]int32, size),
-		tag:   make([]uint32, size),
-		mask:  uint64(size - 1),
-		names: cands,
+	if s.slot == nil {
+		s.seed = maphash.MakeSeed()
 	}
+	if cap(s.slot) >= size {
+		s.slot, s.tag = s.slot[:size], s.tag[:size]
+		clear(s.slot)
+	} else {
+		s.slot, s.tag = make([]int32, size), make([]uint32, size)
+	}
+	s.mask = uint64(size - 1)
+	s.names = cands
 }
 
 // insert adds the id of candidate i and reports the index of an earlier

@@ -349,3 +349,36 @@ func TestPropertyConsecutiveRounds(t *testing.T) {
 		}
 	})
 }
+
+// A Rounder reused across unrelated rounds, some of them rejected, decides
+// exactly as a fresh Round: no state leaks from one round into the next.
+func TestPropertyRounderReuse(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var x Rounder
+		for i := range rapid.IntRange(1, 4).Draw(t, "rounds") {
+			s := genScenario(t)
+			if rapid.Bool().Draw(t, "rejected") {
+				in := s.in
+				in.Placer = s.cl.Clone()
+				in.Candidates = append(slices.Clone(in.Candidates), Candidate{Job: "", Tenant: "T0", Demand: 1})
+				if _, err := x.Round(in, s.opts); err == nil {
+					t.Fatalf("round %d: a candidate without id accepted", i)
+				}
+			}
+			want, wcl, _ := s.run(t, s.in.Candidates, nil)
+			in := s.in
+			cl := s.cl.Clone()
+			in.Placer = cl
+			got, err := x.Round(in, s.opts)
+			if err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Fatalf("round %d: reused Rounder differs from Round\n %+v\n %+v", i, want, got)
+			}
+			if !reflect.DeepEqual(allocations(wcl), allocations(cl)) {
+				t.Fatalf("round %d: reused Rounder left the placer otherwise", i)
+			}
+		}
+	})
+}

@@ -94,6 +94,43 @@ type round struct {
 	full    bool
 	steps   int
 	res     Result
+
+	// buffers kept by a Rounder across rounds
+	ownersBuilt bool
+	ids         idSet
+	tenantIndex map[ledger.TenantID]int32
+	counts      []int32
+	heaps       []int32
+	th          []int32
+	grants      []Grant
+	waiting     []Wait
+	released    []Release
+	tenantRes   []TenantResult
+}
+
+// Rounder runs rounds like [Round] but keeps its working memory from one
+// round to the next, so that a scheduler calling it every few seconds does
+// not allocate in proportion to its candidates each time. The slices of the
+// Result it returns are reused by its next round: copy what must outlive
+// it. The zero value is ready to use; a Rounder is not safe for concurrent
+// use.
+type Rounder struct{ r round }
+
+// Round runs one round; see the function [Round] for what it does and costs.
+// The returned Result is valid until the next call.
+func (x *Rounder) Round(in Input, opts Options) (Result, error) {
+	r := &x.r
+	if err := r.init(in, opts); err != nil {
+		return Result{}, err
+	}
+	if err := r.run(); err != nil {
+		r.undo()
+		r.keep()
+		return Result{}, err
+	}
+	res := r.res
+	r.keep()
+	return res, nil
 }
 
 // Round runs one two-phase ASTRAEA scheduling round (the paper's Algorithm
@@ -148,41 +185,62 @@ type round struct {
 // view is built at most once, in O(e π) for e expiring jobs, when a new job
 // first does not fit on the free GPUs while expiring jobs are undecided.
 func Round(in Input, opts Options) (Result, error) {
-	r, err := newRound(in, opts)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := r.run(); err != nil {
-		r.undo()
-		return Result{}, err
-	}
-	return r.res, nil
+	var x Rounder
+	return x.Round(in, opts)
 }
 
-func newRound(in Input, opts Options) (*round, error) {
+// keep stores the result's slices for the next round and drops every
+// reference to the caller's data.
+func (r *round) keep() {
+	if cap(r.res.Grants) > cap(r.grants) {
+		r.grants = r.res.Grants
+	}
+	if cap(r.res.Waiting) > cap(r.waiting) {
+		r.waiting = r.res.Waiting
+	}
+	if cap(r.res.Released) > cap(r.released) {
+		r.released = r.res.Released
+	}
+	if cap(r.res.Tenants) > cap(r.tenantRes) {
+		r.tenantRes = r.res.Tenants
+	}
+	r.res = Result{}
+	r.accounts, r.reward, r.order, r.tie, r.opts = nil, nil, nil, nil, Options{}
+	r.p, r.a, r.clone, r.free = nil, nil, nil, nil
+	clear(r.cands)
+	r.ids.names = nil
+}
+
+// init prepares the round for in, reusing the buffers of earlier rounds.
+func (r *round) init(in Input, opts Options) error {
 	if in.Accounts == nil {
-		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: "nil Accounts"}
+		return &Error{Index: -1, Err: ErrInvalidInput, Msg: "nil Accounts"}
 	}
 	if in.Placer == nil {
-		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: "nil Placer"}
+		return &Error{Index: -1, Err: ErrInvalidInput, Msg: "nil Placer"}
 	}
 	if in.Lease <= 0 {
-		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("lease %v is not positive", in.Lease)}
+		return &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("lease %v is not positive", in.Lease)}
 	}
 	var rater FairRater
 	if opts.AdvanceFairShare {
 		var ok bool
 		if rater, ok = in.Accounts.(FairRater); !ok {
-			return nil, &Error{Index: -1, Err: ErrNoFairRate, Msg: "AdvanceFairShare needs Accounts with TenantFairRate"}
+			return &Error{Index: -1, Err: ErrNoFairRate, Msg: "AdvanceFairShare needs Accounts with TenantFairRate"}
 		}
 	}
-	r := &round{
-		opts:  opts,
-		lease: in.Lease.Seconds(),
-		p:     in.Placer,
-		order: opts.TenantOrder,
-		tie:   opts.TieBreak,
+	r.opts, r.lease, r.p, r.order, r.tie = opts, in.Lease.Seconds(), in.Placer, opts.TenantOrder, opts.TieBreak
+	r.a, r.clone, r.free, r.expHeld, r.full, r.steps = nil, nil, nil, 0, false, 0
+	r.running = r.running[:0]
+	clear(r.tenants)
+	r.tenants = r.tenants[:0]
+	clear(r.reasons)
+	r.reasons = r.reasons[:0]
+	if r.ownersBuilt {
+		clear(r.owners)
+		r.ownersBuilt = false
 	}
+	clear(r.memo)
 	if r.order == nil {
 		r.order = ByRho
 	}
@@ -205,13 +263,18 @@ func newRound(in Input, opts Options) (*round, error) {
 	alloc, _ := in.Placer.(allocationer)
 
 	n := len(in.Candidates)
-	r.cands = make([]cand, n)
-	r.key = make([]float64, n)
-	seen := newIDSet(in.Candidates)
-	tenantIndex := make(map[ledger.TenantID]int32)
+	r.cands = resize(r.cands, n)
+	r.key = resize(r.key, n)
+	seen := &r.ids
+	seen.reset(in.Candidates)
+	if r.tenantIndex == nil {
+		r.tenantIndex = make(map[ledger.TenantID]int32)
+	}
+	tenantIndex := r.tenantIndex
+	clear(tenantIndex)
 	var lastTenant int32
 	var lastID ledger.TenantID
-	var counts []int32
+	counts := r.counts[:0]
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
 		bad := func(sentinel error, format string, args ...any) error {
@@ -219,26 +282,26 @@ func newRound(in Input, opts Options) (*round, error) {
 		}
 		switch {
 		case c.Job == "":
-			return nil, bad(ErrInvalidCandidate, "empty job id")
+			return bad(ErrInvalidCandidate, "empty job id")
 		case c.Tenant == "":
-			return nil, bad(ErrInvalidCandidate, "empty tenant id")
+			return bad(ErrInvalidCandidate, "empty tenant id")
 		case c.Demand <= 0:
-			return nil, bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
+			return bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
 		}
 		if j := seen.insert(i, c.Job); j >= 0 {
-			return nil, bad(ErrDuplicateJob, "job appears twice among the candidates (also candidate %d)", j)
+			return bad(ErrDuplicateJob, "job appears twice among the candidates (also candidate %d)", j)
 		}
 		if c.Running {
 			if g := c.Placement.GPUs(); g != int(c.Demand) {
-				return nil, bad(ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
+				return bad(ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
 			}
 			if alloc != nil {
 				held, ok := alloc.Allocation(string(c.Job))
 				if !ok {
-					return nil, bad(ErrInvalidCandidate, "running but holds nothing in the placer")
+					return bad(ErrInvalidCandidate, "running but holds nothing in the placer")
 				}
 				if !samePlacement(held, c.Placement) {
-					return nil, bad(ErrInvalidCandidate, "placement differs from what the placer holds")
+					return bad(ErrInvalidCandidate, "placement differs from what the placer holds")
 				}
 			}
 			r.running = append(r.running, int32(i))
@@ -252,12 +315,12 @@ func newRound(in Input, opts Options) (*round, error) {
 		if !ok {
 			acct, ok := in.Accounts.TenantAccount(c.Tenant)
 			if !ok {
-				return nil, bad(ErrUnknownTenant, "tenant has no account")
+				return bad(ErrUnknownTenant, "tenant has no account")
 			}
 			if rater != nil {
 				rate, ok := rater.TenantFairRate(c.Tenant)
 				if !ok {
-					return nil, bad(ErrUnknownTenant, "tenant has no fair rate")
+					return bad(ErrUnknownTenant, "tenant has no fair rate")
 				}
 				acct.FairShare += ledger.GPUSeconds(rate * r.lease)
 				acct.Rho = ledger.Ratio(acct.Alloc, acct.FairShare)
@@ -277,7 +340,9 @@ func newRound(in Input, opts Options) (*round, error) {
 
 	// One backing array for all candidate heaps, partitioned by tenant; a
 	// heap never grows beyond its own candidates, so the parts never overlap.
-	all := make([]int32, n)
+	r.counts = counts
+	r.heaps = resize(r.heaps, n)
+	all := r.heaps
 	off := int32(0)
 	for ti := range r.tenants {
 		r.tenants[ti].heap = all[off : off : off+counts[ti]]
@@ -291,11 +356,21 @@ func newRound(in Input, opts Options) (*round, error) {
 	r.tenLT = r.tenantBefore
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
-		if g := min(n, r.free()+r.expHeld, 1024); g > 0 {
-			r.res.Grants = make([]Grant, 0, g)
+		if g := min(n, r.free()+r.expHeld, 1024); g > cap(r.grants) {
+			r.grants = make([]Grant, 0, g)
 		}
 	}
-	return r, nil
+	clear(r.grants)
+	r.res.Grants = r.grants[:0]
+	return nil
+}
+
+// resize returns s with length n, reusing its array when large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // prepare reads the job accounts of tenant ti's candidates, computes their
@@ -345,7 +420,8 @@ func (r *round) tenantBefore(i, j int32) bool {
 }
 
 func (r *round) run() error {
-	th := make([]int32, 0, len(r.tenants))
+	th := r.th[:0]
+	defer func() { r.th = th }()
 	for ti := range r.tenants {
 		th = append(th, int32(ti))
 	}
@@ -601,8 +677,11 @@ func noFit(d int, err error) Reason {
 // optimisticPlace places d GPUs as if every undecided expiring job were
 // released.
 func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
-	if r.owners == nil {
-		r.owners = make(map[gpuKey]int32)
+	if !r.ownersBuilt {
+		r.ownersBuilt = true
+		if r.owners == nil {
+			r.owners = make(map[gpuKey]int32)
+		}
 		for _, e := range r.running {
 			for _, s := range r.cands[e].c.Placement.Slots {
 				for _, g := range s.GPUs {
@@ -739,12 +818,19 @@ func (r *round) finish() error {
 		}
 	}
 	if len(r.res.Grants) == 0 {
+		r.grants = r.res.Grants
 		r.res.Grants = nil
 	}
 	waiting := len(r.cands) - len(r.res.Grants)
 	if waiting > 0 {
-		r.res.Waiting = make([]Wait, 0, waiting)
+		clear(r.waiting)
+		r.res.Waiting = r.waiting[:0]
+		if cap(r.res.Waiting) < waiting {
+			r.res.Waiting = make([]Wait, 0, waiting)
+		}
 	}
+	clear(r.released)
+	r.res.Released = r.released[:0]
 	for i := range r.cands {
 		cd := &r.cands[i]
 		c := cd.c
@@ -781,8 +867,12 @@ func (r *round) finish() error {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
 		}
 	}
+	if len(r.res.Released) == 0 {
+		r.released = r.res.Released
+		r.res.Released = nil
+	}
 	if len(r.tenants) > 0 {
-		r.res.Tenants = make([]TenantResult, len(r.tenants))
+		r.res.Tenants = resize(r.tenantRes, len(r.tenants))
 	}
 	for ti := range r.tenants {
 		t := &r.tenants[ti]

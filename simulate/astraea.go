@@ -59,6 +59,7 @@ type Astraea struct {
 	opts   sched.Options
 	trim   trimmer
 	grants []Grant // reused: the engine does not keep a Decision
+	rounds sched.Rounder
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
 }
@@ -193,7 +194,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	// The round plans on the cluster itself and is undone below: cheaper
 	// than a copy-on-write clone, whose first writes copy B-tree nodes on
 	// both sides (a rejected round undoes itself).
-	res, err := sched.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster}, a.opts)
+	res, err := a.rounds.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster}, a.opts)
 	clear(a.cands)
 	if err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
