@@ -3,7 +3,6 @@ package simulate
 import (
 	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
@@ -281,11 +280,15 @@ type trimmer struct {
 	blocked map[string]bool // tenants whose first impossible job is kept
 
 	// suspended pending jobs of the round, by (tenant, demand); demands
-	// above free share the key demand 0
-	old     map[trimKey][]*JobState
-	oldKeys []trimKey
+	// above free share the key demand 0. old maps a key to its group in
+	// groups; keys and groups are kept from round to round (a group is in
+	// use when listed in oldKeys), so that a job costs one map lookup.
+	old     map[trimKey]int32
+	groups  [][]*JobState
+	oldKeys []int32
 	kept    []*JobState
 	ranked  []oldJob
+	keys    []trimKey // key of each group
 }
 
 type trimKey struct {
@@ -295,11 +298,11 @@ type trimKey struct {
 
 func (t *trimmer) resetOld() {
 	if t.old == nil {
-		t.old = map[trimKey][]*JobState{}
+		t.old = map[trimKey]int32{}
 	}
-	for _, k := range t.oldKeys {
-		clear(t.old[k])
-		t.old[k] = t.old[k][:0]
+	for _, gi := range t.oldKeys {
+		clear(t.groups[gi])
+		t.groups[gi] = t.groups[gi][:0]
 	}
 	t.oldKeys = t.oldKeys[:0]
 	clear(t.kept)
@@ -314,11 +317,18 @@ func (t *trimmer) addOld(js *JobState, single bool) {
 	if k.demand > t.free {
 		k.demand = 0
 	}
-	g := t.old[k]
-	if len(g) == 0 {
-		t.oldKeys = append(t.oldKeys, k)
+	gi, ok := t.old[k]
+	if !ok {
+		gi = int32(len(t.groups))
+		t.old[k] = gi
+		t.groups = append(t.groups, nil)
+		t.keys = append(t.keys, k)
 	}
-	t.old[k] = append(g, js)
+	g := t.groups[gi]
+	if len(g) == 0 {
+		t.oldKeys = append(t.oldKeys, gi)
+	}
+	t.groups[gi] = append(g, js)
 }
 
 // selectOld returns the suspended jobs the round needs: for a demand d ≤ F,
@@ -328,8 +338,8 @@ func (t *trimmer) addOld(js *JobState, single bool) {
 // groups larger than what is kept. The result is in no particular order
 // (the round orders candidates itself).
 func (t *trimmer) selectOld(acc sched.Accounts) []*JobState {
-	for _, k := range t.oldKeys {
-		g := t.old[k]
+	for _, gi := range t.oldKeys {
+		k, g := t.keys[gi], t.groups[gi]
 		n := 1 // demands above F: the tenant's first one
 		if k.demand > 0 {
 			n = t.free/k.demand + 1 - t.counts[k]
@@ -351,16 +361,55 @@ func (t *trimmer) selectOld(acc sched.Accounts) []*JobState {
 			}
 			r = append(r, oldJob{js, rho})
 		}
-		slices.SortFunc(r, func(x, y oldJob) int {
-			return cmp.Or(x.rho.Compare(y.rho), compareJobs(x.js, y.js))
-		})
-		for _, o := range r[:n] {
+		for _, o := range firstN(r, n) {
 			t.kept = append(t.kept, o.js)
 		}
 		clear(r)
 		t.ranked = r[:0]
 	}
 	return t.kept
+}
+
+// oldBefore is the Phase 2 order of suspended jobs: lowest ρ_job, then
+// submission, then id (a strict total order: ids are unique).
+func oldBefore(x, y *oldJob) bool {
+	return cmp.Or(x.rho.Compare(y.rho), compareJobs(x.js, y.js)) < 0
+}
+
+// firstN moves the n first jobs of r in oldBefore order to r[:n] and
+// returns them, in no particular order: a max-heap of the n best seen so
+// far, O(len(r) log n) instead of a full sort.
+func firstN(r []oldJob, n int) []oldJob {
+	h := r[:n]
+	for i := n/2 - 1; i >= 0; i-- {
+		siftOld(h, i)
+	}
+	for i := n; i < len(r); i++ {
+		if oldBefore(&r[i], &h[0]) {
+			h[0], r[i] = r[i], h[0]
+			siftOld(h, 0)
+		}
+	}
+	return h
+}
+
+// siftOld restores the max-heap (by oldBefore) below i.
+func siftOld(h []oldJob, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && oldBefore(&h[l], &h[r]) {
+			m = r
+		}
+		if !oldBefore(&h[i], &h[m]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 func (t *trimmer) reset(free int) {
