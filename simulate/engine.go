@@ -142,6 +142,7 @@ type engine struct {
 	demandCount map[int]int // pending jobs by GPU demand
 	demands     []int       // distinct pending demands, ascending
 	q           eventQueue
+	stale       timeHeap // times of events taken out of q once stale
 
 	next    trace.Job // lookahead
 	hasNext bool
@@ -320,6 +321,9 @@ func (e *engine) loop() error {
 		if e.q.Len() > 0 {
 			te = e.q.top().at
 		}
+		if len(e.stale) > 0 && e.stale[0] < te {
+			te = e.stale[0]
+		}
 		if e.hasNext {
 			if ts := e.next.Submit.Sub(e.start); ts < te {
 				te = ts
@@ -398,6 +402,10 @@ func (e *engine) step(t time.Duration) error {
 		ev := e.q.pop()
 		return e.handle(ev)
 	}
+	if len(e.stale) > 0 && e.stale[0] == t {
+		e.stale.pop() // a stale event: nothing happens, as in handle
+		return nil
+	}
 	return e.submit()
 }
 
@@ -439,6 +447,17 @@ func (e *engine) submit() error {
 	e.arrived = append(e.arrived, j)
 	e.schedTick(t)
 	return nil
+}
+
+// drop takes job j's pending event of slot out of the queue when it has
+// become stale (its generation was just bumped, or the job ended). Its time
+// goes to e.stale, where the loop still steps on it: the clock, the closed
+// intervals and the event count move exactly as when a stale event was
+// popped and ignored, but the queue holds only live events.
+func (e *engine) drop(j *job, slot int) {
+	if ev, ok := e.q.remove(j.idx, slot); ok {
+		e.stale.push(ev.at)
+	}
 }
 
 func (e *engine) handle(ev event) error {
@@ -577,6 +596,9 @@ func (e *engine) complete(j *job) error {
 	e.slab[j.idx] = nil
 	j.phase = phPending
 	j.gen++
+	e.drop(j, slotRun)
+	e.drop(j, slotLease)
+	e.drop(j, slotRelease)
 	e.done++
 	e.stallTicks = 0
 	if e.cfg.Progress != nil && e.done%256 == 0 {

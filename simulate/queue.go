@@ -40,39 +40,73 @@ func (a *event) less(b *event) bool {
 	return a.seq < b.seq
 }
 
+// Event slots: a job has at most one pending event of each slot, the one
+// that carries the slot's current generation (j.gen for starts and
+// completions, j.leaseGen for lease ends, j.relGen for releases).
+const (
+	slotRun = iota
+	slotLease
+	slotRelease
+	slots
+)
+
+func (e *event) slot() int32 {
+	switch e.kind {
+	case evRelease:
+		return slotRelease
+	case evLeaseEnd:
+		return slotLease
+	}
+	return slotRun
+}
+
 // eventQueue is a binary min-heap of events ordered by (at, kind, seq);
-// push and pop are O(log n).
+// push, pop and remove are O(log n). pos[j*slots+slot] is 1 + the heap
+// index of job j's event of that slot (0: none), so that an event that
+// became stale can be taken out at once instead of lingering until its
+// time (a long job renewed every lease would leave thousands).
 type eventQueue struct {
 	h   []event
+	pos []int32
 	seq uint64
 }
 
 func (q *eventQueue) Len() int { return len(q.h) }
 
+func (q *eventQueue) key(e *event) int { return int(e.j)*slots + int(e.slot()) }
+
+// set stores e at heap index i.
+func (q *eventQueue) set(i int, e event) {
+	q.h[i] = e
+	q.pos[q.key(&e)] = int32(i) + 1
+}
+
 func (q *eventQueue) push(e event) {
 	q.seq++
 	e.seq = q.seq
-	q.h = append(q.h, e)
-	i := len(q.h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.h[i].less(&q.h[p]) {
-			break
-		}
-		q.h[i], q.h[p] = q.h[p], q.h[i]
-		i = p
+	if k := q.key(&e); k >= len(q.pos) {
+		q.pos = append(q.pos, make([]int32, k+1-len(q.pos))...)
 	}
+	q.h = append(q.h, e)
+	q.up(len(q.h)-1, e)
 }
 
-func (q *eventQueue) top() *event { return &q.h[0] }
+// up moves e, at index i, towards the root.
+func (q *eventQueue) up(i int, e event) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.less(&q.h[p]) {
+			break
+		}
+		q.set(i, q.h[p])
+		i = p
+	}
+	q.set(i, e)
+}
 
-func (q *eventQueue) pop() event {
-	e := q.h[0]
-	n := len(q.h) - 1
-	q.h[0] = q.h[n]
-	q.h[n] = event{}
-	q.h = q.h[:n]
-	i := 0
+// down moves e, at index i, towards the leaves.
+func (q *eventQueue) down(i int, e event) {
+	n := len(q.h)
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -82,13 +116,92 @@ func (q *eventQueue) pop() event {
 		if r := l + 1; r < n && q.h[r].less(&q.h[l]) {
 			m = r
 		}
-		if !q.h[m].less(&q.h[i]) {
+		if !q.h[m].less(&e) {
 			break
 		}
-		q.h[i], q.h[m] = q.h[m], q.h[i]
+		q.set(i, q.h[m])
 		i = m
 	}
+	q.set(i, e)
+}
+
+func (q *eventQueue) top() *event { return &q.h[0] }
+
+func (q *eventQueue) pop() event { return q.removeAt(0) }
+
+// removeAt takes out the event at heap index i.
+func (q *eventQueue) removeAt(i int) event {
+	e := q.h[i]
+	q.pos[q.key(&e)] = 0
+	n := len(q.h) - 1
+	last := q.h[n]
+	q.h[n] = event{}
+	q.h = q.h[:n]
+	if i == n {
+		return e
+	}
+	if i > 0 && last.less(&q.h[(i-1)/2]) {
+		q.up(i, last)
+	} else {
+		q.down(i, last)
+	}
 	return e
+}
+
+// remove takes out job j's pending event of slot, if any.
+func (q *eventQueue) remove(j int32, slot int) (event, bool) {
+	k := int(j)*slots + slot
+	if k >= len(q.pos) || q.pos[k] == 0 {
+		return event{}, false
+	}
+	return q.removeAt(int(q.pos[k] - 1)), true
+}
+
+// timeHeap is a binary min-heap of times.
+type timeHeap []time.Duration
+
+func (h *timeHeap) push(t time.Duration) {
+	*h = append(*h, t)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p] <= t {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = t
+}
+
+func (h *timeHeap) pop() time.Duration {
+	s := *h
+	t := s[0]
+	n := len(s) - 1
+	x := s[n]
+	s = s[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && s[r] < s[l] {
+			m = r
+		}
+		if s[m] >= x {
+			break
+		}
+		s[i] = s[m]
+		i = m
+	}
+	if n > 0 {
+		s[i] = x
+	}
+	*h = s
+	return t
 }
 
 // compareJobs orders job states by (Submit, ID), the order of State.Pending

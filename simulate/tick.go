@@ -202,6 +202,8 @@ func (e *engine) preempt(j *job) error {
 	j.base = j.attained(now)
 	j.gen++
 	j.leaseGen++
+	e.drop(j, slotRun)
+	e.drop(j, slotLease)
 	j.phase = phPending
 	j.st.Status = Pending
 	j.st.Placement = placement.Placement{}
@@ -220,6 +222,7 @@ func (e *engine) preempt(j *job) error {
 	}
 	e.res.Stats.OverheadGPUSeconds += e.cfg.Checkpoint.Seconds() * float64(j.st.Job.GPUs)
 	j.relGen++
+	e.drop(j, slotRelease)
 	rel := now + e.cfg.Checkpoint
 	e.lastRelease = max(e.lastRelease, rel)
 	e.q.push(event{at: rel, kind: evRelease, j: j.idx, gen: j.relGen})
@@ -236,6 +239,7 @@ func (e *engine) renew(j *job, g Grant) error {
 	e.res.Stats.Renewals++
 	j.st.Leases++
 	j.leaseGen++
+	e.drop(j, slotLease)
 	from := now
 	if j.phase == phStarting {
 		// Not holding yet: the lease runs from its start, where begin
@@ -254,6 +258,7 @@ func (e *engine) renew(j *job, g Grant) error {
 		j.base = j.attained(now)
 		j.progressFrom = max(j.progressFrom, now+e.cfg.Checkpoint)
 		j.gen++
+		e.drop(j, slotRun)
 		e.res.Stats.Checkpoints++
 		e.res.Stats.OverheadGPUSeconds += e.cfg.Checkpoint.Seconds() * float64(j.st.Job.GPUs)
 		e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j.idx, gen: j.gen})
@@ -286,6 +291,8 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	j.st.Leases++
 	j.gen++
 	j.leaseGen++
+	e.drop(j, slotRun)
+	e.drop(j, slotLease)
 	e.res.Stats.Grants++
 	e.running.insert(j)
 	j.startAt = barrier

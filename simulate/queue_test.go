@@ -1,0 +1,71 @@
+package simulate
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// The event queue pops events in (at, kind, seq) order, and remove takes out
+// exactly a job's event of a slot, as a sorted list would; the stale-time
+// heap pops times in order.
+func TestPropertyEventQueue(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var q eventQueue
+		var model []event // pushed, not yet popped or removed
+		var th timeHeap
+		var times []time.Duration
+		for i := range rapid.IntRange(1, 200).Draw(t, "ops") {
+			switch op := rapid.IntRange(0, 3).Draw(t, "op"); {
+			case op == 0 && len(model) > 0:
+				got := q.pop()
+				slices.SortFunc(model, func(a, b event) int {
+					if a.less(&b) {
+						return -1
+					}
+					return 1
+				})
+				if got != model[0] {
+					t.Fatalf("op %d: pop %+v, want %+v", i, got, model[0])
+				}
+				model = model[1:]
+			case op == 1:
+				j := int32(rapid.IntRange(0, 5).Draw(t, "job"))
+				kind := evKind(rapid.IntRange(0, 3).Draw(t, "kind"))
+				e := event{at: time.Duration(rapid.IntRange(0, 20).Draw(t, "at")), j: j, kind: kind}
+				if _, ok := q.remove(j, int(e.slot())); ok { // one event per slot
+					model = slices.DeleteFunc(model, func(m event) bool { return m.j == j && m.slot() == e.slot() })
+				}
+				q.push(e)
+				e.seq = q.seq
+				model = append(model, e)
+			case op == 2:
+				j := int32(rapid.IntRange(0, 5).Draw(t, "job"))
+				slot := rapid.IntRange(0, slots-1).Draw(t, "slot")
+				got, ok := q.remove(j, slot)
+				k := slices.IndexFunc(model, func(m event) bool { return m.j == j && int(m.slot()) == slot })
+				if ok != (k >= 0) || ok && got != model[k] {
+					t.Fatalf("op %d: remove(%d, %d) = %+v, %v", i, j, slot, got, ok)
+				}
+				if ok {
+					model = slices.Delete(model, k, k+1)
+				}
+			case op == 3:
+				d := time.Duration(rapid.IntRange(0, 20).Draw(t, "time"))
+				th.push(d)
+				times = append(times, d)
+			}
+			if q.Len() != len(model) {
+				t.Fatalf("op %d: %d events queued, want %d", i, q.Len(), len(model))
+			}
+		}
+		slices.Sort(times)
+		for _, want := range times {
+			if got := th.pop(); got != want {
+				t.Fatalf("time heap popped %v, want %v", got, want)
+			}
+		}
+	})
+}
