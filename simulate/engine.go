@@ -142,7 +142,12 @@ type engine struct {
 	demandCount map[int]int // pending jobs by GPU demand
 	demands     []int       // distinct pending demands, ascending
 	q           eventQueue
-	stale       timeHeap // times of events taken out of q once stale
+	// Stale events are taken out of q. What stepping on them would do is
+	// kept: the interval ends they would close first (stale, staleSet) and
+	// the latest of their times (staleMax), the clock at the end.
+	stale    timeHeap
+	staleSet map[time.Duration]bool
+	staleMax time.Duration
 
 	next    trace.Job // lookahead
 	hasNext bool
@@ -338,6 +343,12 @@ func (e *engine) loop() error {
 			if err := e.step(te); err != nil {
 				return err
 			}
+		case e.staleMax > e.now:
+			// The stale events taken out of the queue would have been
+			// popped last: the clock ends at the latest of them.
+			if err := e.advance(e.staleMax); err != nil {
+				return err
+			}
 		case len(e.jobs) == 0:
 			return nil
 		default:
@@ -397,13 +408,15 @@ func (e *engine) step(t time.Duration) error {
 	if err := e.advance(t); err != nil {
 		return err
 	}
-	e.res.Stats.Events++
+	if e.q.Len() > 0 && e.q.top().at == t || len(e.stale) == 0 || e.stale[0] != t {
+		e.res.Stats.Events++
+	}
 	if e.q.Len() > 0 && e.q.top().at == t {
 		ev := e.q.pop()
 		return e.handle(ev)
 	}
 	if len(e.stale) > 0 && e.stale[0] == t {
-		e.stale.pop() // a stale event: nothing happens, as in handle
+		delete(e.staleSet, e.stale.pop()) // advance(t) was all a stale event did
 		return nil
 	}
 	return e.submit()
@@ -454,9 +467,29 @@ func (e *engine) submit() error {
 // goes to e.stale, where the loop still steps on it: the clock, the closed
 // intervals and the event count move exactly as when a stale event was
 // popped and ignored, but the queue holds only live events.
+//
+// Popping a stale event only counted it and advanced the clock to its time
+// t, closing the tenant intervals that end by t. Closing is the same at any
+// time between the last interval end b ≤ t and t, so only b is kept (once,
+// if later than now); the count is taken now, and the latest t moves the
+// clock when nothing else is left.
 func (e *engine) drop(j *job, slot int) {
-	if ev, ok := e.q.remove(j.idx, slot); ok {
-		e.stale.push(ev.at)
+	ev, ok := e.q.remove(j.idx, slot)
+	if !ok {
+		return
+	}
+	e.res.Stats.Events++
+	e.staleMax = max(e.staleMax, ev.at)
+	b := time.Duration(0)
+	for _, l := range e.cfg.Intervals {
+		b = max(b, ev.at/l*l)
+	}
+	if b > e.now && !e.staleSet[b] {
+		if e.staleSet == nil {
+			e.staleSet = map[time.Duration]bool{}
+		}
+		e.staleSet[b] = true
+		e.stale.push(b)
 	}
 }
 
