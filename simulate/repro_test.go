@@ -3,46 +3,18 @@ package simulate
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/astraea-sched/astraea/internal/testtraces"
 	"github.com/astraea-sched/astraea/simulate/metrics"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
-// tracesDir finds the traces folder: $ASTRAEA_TRACES, or ../shared/traces
-// beside the module root. Without it the test is skipped, except under
-// CI=true, where it fails.
-func tracesDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("ASTRAEA_TRACES"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "traces")
-	if _, err := os.Stat(d); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("traces not found at %s (set ASTRAEA_TRACES): %v", d, err)
-		}
-		t.Skipf("traces not found at %s (set ASTRAEA_TRACES to run this test): %v", d, err)
-	}
-	return d
-}
+// tracesDir finds the real traces, skipping (or failing under CI=true)
+// when they are absent.
+func tracesDir(t testing.TB) string { return testtraces.Dir(t) }
 
 // snapshot describes one reproduction setting.
 type snapshot struct {

@@ -6,43 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/astraea-sched/astraea/internal/testtraces"
 )
 
-// tracesDir finds the shared trace folder: $ASTRAEA_TRACES, or
-// ../shared/traces beside the module root. Without it the test is skipped,
-// except under CI=true, where it fails.
-func tracesDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("ASTRAEA_TRACES"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			dir = ""
-			break
-		}
-		dir = parent
-	}
-	if dir != "" {
-		d := filepath.Join(dir, "..", "shared", "traces")
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("trace folder ../shared/traces (or $ASTRAEA_TRACES) not found; it is required under CI=true")
-	}
-	t.Skip("trace folder ../shared/traces not found (set ASTRAEA_TRACES); skipping the real-trace test")
-	return ""
-}
+// tracesDir finds the real traces, skipping (or failing under CI=true)
+// when they are absent.
+func tracesDir(t testing.TB) string { return testtraces.Dir(t) }
 
 // TestRealTraces reads every trace file of the shared folder and checks
 // the counts its README states.
