@@ -53,3 +53,30 @@ func TestClonesAreIndependentAcrossGoroutines(t *testing.T) {
 		verify(t, cl)
 	}
 }
+
+func TestHolds(t *testing.T) {
+	c, err := NewCluster([]Node{{ID: "a", GPUs: 4}, {ID: "b", GPUs: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Placement{Slots: []Slot{{Node: "a", GPUs: []int{1, 2}}}}
+	if err := c.Allocate("j", p); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		id   string
+		p    Placement
+		want bool
+	}{
+		{"exactly what it holds", "j", p, true},
+		{"other GPUs on the same node", "j", Placement{Slots: []Slot{{Node: "a", GPUs: []int{1, 3}}}}, false},
+		{"same GPUs on another node", "j", Placement{Slots: []Slot{{Node: "b", GPUs: []int{1, 2}}}}, false},
+		{"fewer GPUs", "j", Placement{Slots: []Slot{{Node: "a", GPUs: []int{1}}}}, false},
+		{"unknown allocation", "k", p, false},
+	} {
+		if got := c.Holds(tc.id, tc.p); got != tc.want {
+			t.Errorf("%s: Holds = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

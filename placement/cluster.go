@@ -331,6 +331,16 @@ func (c *Cluster) Allocation(id string) (Placement, bool) {
 	return e.p.clone(), true
 }
 
+// Holds reports whether allocation id holds exactly placement p: the
+// check [Cluster.Allocation] allows without copying the placement.
+// O(log allocations + GPUs of p).
+func (c *Cluster) Holds(id string, p Placement) bool {
+	e, ok := c.allocs.Get(allocEntry{id: id})
+	return ok && slices.EqualFunc(e.p.Slots, p.Slots, func(x, y Slot) bool {
+		return x.Node == y.Node && slices.Equal(x.GPUs, y.GPUs)
+	})
+}
+
 // Allocations yields every allocation in id order.
 func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 	return func(yield func(string, Placement) bool) {

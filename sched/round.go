@@ -17,6 +17,11 @@ type (
 	allocationer interface {
 		Allocation(id string) (placement.Placement, bool)
 	}
+	// holder checks the same without copying the placement
+	// (placement.Cluster implements it).
+	holder interface {
+		Holds(id string, p placement.Placement) bool
+	}
 	// freeCounter lets a round stop as soon as no GPU is left.
 	freeCounter interface{ Free() int }
 	// clusterCloner copies a placement.Cluster (or a type embedding one).
@@ -261,6 +266,7 @@ func (r *round) init(in Input, opts Options) error {
 		r.free = f.Free
 	}
 	alloc, _ := in.Placer.(allocationer)
+	hold, _ := in.Placer.(holder)
 
 	n := len(in.Candidates)
 	r.cands = resize(r.cands, n)
@@ -295,7 +301,16 @@ func (r *round) init(in Input, opts Options) error {
 			if g := c.Placement.GPUs(); g != int(c.Demand) {
 				return bad(ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
 			}
-			if alloc != nil {
+			if hold != nil {
+				if !hold.Holds(string(c.Job), c.Placement) {
+					if alloc != nil {
+						if _, ok := alloc.Allocation(string(c.Job)); !ok {
+							return bad(ErrInvalidCandidate, "running but holds nothing in the placer")
+						}
+					}
+					return bad(ErrInvalidCandidate, "placement differs from what the placer holds")
+				}
+			} else if alloc != nil {
 				held, ok := alloc.Allocation(string(c.Job))
 				if !ok {
 					return bad(ErrInvalidCandidate, "running but holds nothing in the placer")
