@@ -169,6 +169,8 @@ type engine struct {
 	// scratch space of apply, reused across ticks
 	stamp  uint64 // decision counter; a job's marks equal it when named
 	lapsed []*job
+	// jobs of a decision's preemptions and grants, reused by apply
+	preemptJobs, grantJobs []*job
 
 	res        Result
 	done       int
@@ -623,6 +625,12 @@ func (e *engine) complete(j *job) error {
 		Rho:         acct.Rho,
 		Preemptions: j.st.Preemptions,
 		State:       j.st.Job.FinalState(),
+	}
+	if js := e.res.Run.Jobs; len(js) == cap(js) {
+		// Double: append grows a large slice by 1.25×, copying these
+		// records many times over a long trace.
+		e.res.Run.Jobs = make([]metrics.JobRecord, len(js), 2*len(js)+256)
+		copy(e.res.Run.Jobs, js)
 	}
 	e.res.Run.Jobs = append(e.res.Run.Jobs, rec)
 	delete(e.jobs, j.st.Job.ID)

@@ -116,8 +116,16 @@ func (e *engine) apply(d Decision) error {
 	now := e.now
 	e.stamp++
 	st := e.stamp
+	// Each job of the decision is looked up once.
+	pj, gj := e.preemptJobs[:0], e.grantJobs[:0]
+	defer func() {
+		clear(pj)
+		clear(gj)
+		e.preemptJobs, e.grantJobs = pj[:0], gj[:0]
+	}()
 	for _, id := range d.Preempt {
 		j := e.jobs[id]
+		pj = append(pj, j)
 		switch {
 		case j == nil:
 			return e.badDecision(id, "preempts an unknown job")
@@ -130,6 +138,7 @@ func (e *engine) apply(d Decision) error {
 	}
 	for _, g := range d.Grants {
 		j := e.jobs[g.Job]
+		gj = append(gj, j)
 		switch {
 		case j == nil:
 			return e.badDecision(g.Job, "grants an unknown job")
@@ -147,8 +156,8 @@ func (e *engine) apply(d Decision) error {
 			j.renewMark = st
 		}
 	}
-	for _, id := range d.Preempt {
-		if err := e.preempt(e.jobs[id]); err != nil {
+	for _, j := range pj {
+		if err := e.preempt(j); err != nil {
 			return err
 		}
 	}
@@ -166,19 +175,19 @@ func (e *engine) apply(d Decision) error {
 	}
 	clear(lapsed)
 	e.lapsed = lapsed[:0]
-	for _, g := range d.Grants {
+	for i, g := range d.Grants {
 		if g.Renew {
-			if err := e.renew(e.jobs[g.Job], g); err != nil {
+			if err := e.renew(gj[i], g); err != nil {
 				return err
 			}
 		}
 	}
 	barrier := max(now, e.lastRelease)
-	for _, g := range d.Grants {
+	for i, g := range d.Grants {
 		if g.Renew {
 			continue
 		}
-		j := e.jobs[g.Job]
+		j := gj[i]
 		if j.st.Status != Pending {
 			return e.badDecision(g.Job, "grants a job that keeps running (renew it instead)")
 		}
