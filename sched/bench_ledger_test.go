@@ -47,5 +47,5 @@ func BenchmarkRoundLedgerView(b *testing.B) {
 		b.Fatal(err)
 	}
 	in.Accounts = l.View(now)
-	runRoundBench(b, in, nil, func() placement.Placer { return cl.Clone() })
+	runRoundBench(b, in, nil, nil, func() placement.Placer { return cl.Clone() })
 }

@@ -96,7 +96,13 @@ func BenchmarkRound(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cl, in := benchRound(b, bc.busy)
-			runRoundBench(b, in, bc.reward, func() placement.Placer { return cl.Clone() })
+			runRoundBench(b, in, bc.reward, nil, func() placement.Placer { return cl.Clone() })
+		})
+		// The same round by a Rounder that ran it before: the steady cost
+		// of a scheduler that keeps one, without the round's allocations.
+		b.Run(bc.name+"/rounder", func(b *testing.B) {
+			cl, in := benchRound(b, bc.busy)
+			runRoundBench(b, in, bc.reward, new(Rounder), func() placement.Placer { return cl.Clone() })
 		})
 		if bc.busy == 0 {
 			// The same round on a topology-free pool of GPUs: the round's
@@ -104,14 +110,15 @@ func BenchmarkRound(b *testing.B) {
 			b.Run("pool-"+bc.name, func(b *testing.B) {
 				cl, in := benchRound(b, bc.busy)
 				pool := newPool(cl)
-				runRoundBench(b, in, bc.reward, func() placement.Placer { return pool.ClonePlacer() })
+				runRoundBench(b, in, bc.reward, nil, func() placement.Placer { return pool.ClonePlacer() })
 			})
 		}
 	}
 }
 
-// runRoundBench runs the round b.N times on fresh copies of the placer.
-func runRoundBench(b *testing.B, in Input, reward Reward, fresh func() placement.Placer) {
+// runRoundBench runs the round b.N times on fresh copies of the placer, by
+// Round, or by x if not nil.
+func runRoundBench(b *testing.B, in Input, reward Reward, x *Rounder, fresh func() placement.Placer) {
 	b.ReportAllocs()
 	var grants, waiting int
 	var cpu time.Duration
@@ -122,7 +129,13 @@ func runRoundBench(b *testing.B, in Input, reward Reward, fresh func() placement
 		runtime.GC() // start every round from a collected heap, as a steady scheduler would
 		c0 := cpuTime()
 		b.StartTimer()
-		res, err := Round(in, Options{Reward: reward})
+		var res Result
+		var err error
+		if x != nil {
+			res, err = x.Round(in, Options{Reward: reward})
+		} else {
+			res, err = Round(in, Options{Reward: reward})
+		}
 		b.StopTimer()
 		cpu += cpuTime() - c0
 		n++
