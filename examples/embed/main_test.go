@@ -176,3 +176,37 @@ func verifyTally(t interface {
 func near(a, b ledger.GPUSeconds) bool {
 	return math.Abs(float64(a-b)) <= 1e-9*math.Max(1, math.Abs(float64(b)))
 }
+
+// TestRestartChangesNothing: swapping the ledger for the one read back from
+// its snapshot at midnight gives the same final accounts as never stopping.
+func TestRestartChangesNothing(t *testing.T) {
+	midnight := day0.Add(24 * time.Hour)
+	var reports [2]string
+	for i, restart := range []bool{false, true} {
+		s, err := NewScheduler(day0, 16, Teams(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(Script(), midnight); err != nil {
+			t.Fatal(err)
+		}
+		if restart {
+			path := filepath.Join(t.TempDir(), "ledger.snap")
+			if err := s.Ledger.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			if s.Ledger, err = ledger.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		end, err := s.Drain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyTally(t, s, end)
+		reports[i] = s.Report(day0, end)
+	}
+	if reports[0] != reports[1] {
+		t.Fatalf("restart changed the accounts:\n%s\nwithout restart:\n%s", reports[1], reports[0])
+	}
+}

@@ -77,6 +77,7 @@ type job struct {
 // shared pool whose idle GPUs are simply used by whoever has work.
 type Scheduler struct {
 	Ledger   *ledger.Ledger
+	start    time.Time // the script's day starts here
 	teams    []Team
 	capacity ledger.GPUs
 	used     ledger.GPUs
@@ -101,7 +102,7 @@ func NewScheduler(start time.Time, capacity ledger.GPUs, teams []Team, out io.Wr
 			return nil, err
 		}
 	}
-	return &Scheduler{Ledger: l, teams: teams, capacity: capacity, now: start, out: out}, nil
+	return &Scheduler{Ledger: l, start: start, teams: teams, capacity: capacity, now: start, out: out}, nil
 }
 
 // Run plays the script (offsets from the start of the day the scheduler was
@@ -110,7 +111,7 @@ func NewScheduler(start time.Time, capacity ledger.GPUs, teams []Team, out io.Wr
 // to the ledger, then schedules. Events at or after end are left out (the
 // interval is half-open); jobs still running at end keep running.
 func (s *Scheduler) Run(script []Event, end time.Time) error {
-	start := s.Ledger.Begin()
+	start := s.start
 	events := slices.Clone(script)
 	slices.SortStableFunc(events, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
 	for {

@@ -51,15 +51,17 @@
 //
 // # How it relates to Kueue
 //
-// Kueue orders admission between ClusterQueues of a cohort by a weighted
-// share of the resources they currently hold or borrow, and its admission
-// fair sharing orders the workloads of a ClusterQueue by each LocalQueue's
-// recent usage, decayed with a half-life. A ledger plays the same role with
-// ρ: a queue's received GPU time over the GPU time it was owed, so a queue
-// that waited while others borrowed its share is repaid first. A ledger
-// built with ledger.HalfLife gives the decayed variant; ledger.DemandAware
-// (used here) owes a queue nothing while it has no work, like Kueue not
-// charging an idle queue.
+// Kueue's fair sharing lets the ClusterQueues of a cohort borrow each
+// other's unused nominal quota and compares them by a weighted share of what
+// they use beyond it: the lowest share is admitted first, the highest is
+// preempted first. Its admission fair sharing orders the workloads of one
+// ClusterQueue by each LocalQueue's past usage, decayed with a half-life.
+// Both look at current or recent usage; a ledger adds what was owed: ρ is a
+// queue's received GPU time over the GPU time it was owed, so a queue that
+// waited while others used its share is repaid first, however long ago. A
+// ledger built with ledger.HalfLife gives the decayed variant. Under
+// ledger.DemandAware (used here) a queue is owed nothing while it has no
+// work; ledger.QuotaShare instead lets lent quota build up as a balance.
 //
 // # The example
 //
