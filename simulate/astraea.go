@@ -193,7 +193,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	// The round plans on the cluster itself and is undone below: cheaper
 	// than a copy-on-write clone, whose first writes copy B-tree nodes on
 	// both sides (a rejected round undoes itself).
-	res, err := a.rounds.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster}, a.opts)
+	res, err := a.rounds.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: inPlace{s.Cluster}}, a.opts)
 	clear(a.cands)
 	if err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
@@ -211,6 +211,23 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		d.Preempt = append(d.Preempt, string(r.Job))
 	}
 	return d, nil
+}
+
+// inPlace is the cluster as a round's Placer without its Clone: the round
+// then looks at the optimistic view (expiring jobs released) by releasing
+// the few expiring jobs for a moment and restoring them, instead of
+// copying the cluster, after which every write to either copy would copy
+// B-tree nodes. A tick has a handful of expiring jobs.
+type inPlace struct{ c *placement.Cluster }
+
+func (p inPlace) Place(d int) (placement.Placement, error)        { return p.c.Place(d) }
+func (p inPlace) Fits(d int) bool                                 { return p.c.Fits(d) }
+func (p inPlace) Allocate(id string, q placement.Placement) error { return p.c.Allocate(id, q) }
+func (p inPlace) Release(id string) (placement.Placement, error)  { return p.c.Release(id) }
+func (p inPlace) Free() int                                       { return p.c.Free() }
+func (p inPlace) Holds(id string, q placement.Placement) bool     { return p.c.Holds(id, q) }
+func (p inPlace) Allocation(id string) (placement.Placement, bool) {
+	return p.c.Allocation(id)
 }
 
 // undoRound restores the cluster a round planned on: the new grants are
