@@ -217,7 +217,9 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 // then looks at the optimistic view (expiring jobs released) by releasing
 // the few expiring jobs for a moment and restoring them, instead of
 // copying the cluster, after which every write to either copy would copy
-// B-tree nodes. A tick has a handful of expiring jobs.
+// B-tree nodes. A tick has a handful of expiring jobs. It has no
+// Allocation either: the running candidates are the engine's own running
+// jobs, so the round need not check each against the cluster.
 type inPlace struct{ c *placement.Cluster }
 
 func (p inPlace) Place(d int) (placement.Placement, error)        { return p.c.Place(d) }
@@ -225,10 +227,6 @@ func (p inPlace) Fits(d int) bool                                 { return p.c.F
 func (p inPlace) Allocate(id string, q placement.Placement) error { return p.c.Allocate(id, q) }
 func (p inPlace) Release(id string) (placement.Placement, error)  { return p.c.Release(id) }
 func (p inPlace) Free() int                                       { return p.c.Free() }
-func (p inPlace) Holds(id string, q placement.Placement) bool     { return p.c.Holds(id, q) }
-func (p inPlace) Allocation(id string) (placement.Placement, bool) {
-	return p.c.Allocation(id)
-}
 
 // undoRound restores the cluster a round planned on: the new grants are
 // released (a moved job's new placement included), then the running jobs
