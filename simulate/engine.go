@@ -476,15 +476,18 @@ func (e *engine) submit() error {
 // if later than now); the count is taken now, and the latest t moves the
 // clock when nothing else is left.
 func (e *engine) drop(j *job, slot int) {
-	ev, ok := e.q.remove(j.idx, slot)
-	if !ok {
-		return
+	if ev, ok := e.q.remove(j.idx, slot); ok {
+		e.staleAt(ev.at)
 	}
+}
+
+// staleAt records a stale event at t taken out of the queue (see drop).
+func (e *engine) staleAt(t time.Duration) {
 	e.res.Stats.Events++
-	e.staleMax = max(e.staleMax, ev.at)
+	e.staleMax = max(e.staleMax, t)
 	b := time.Duration(0)
 	for _, l := range e.cfg.Intervals {
-		b = max(b, ev.at/l*l)
+		b = max(b, t/l*l)
 	}
 	if b > e.now && !e.staleSet[b] {
 		if e.staleSet == nil {

@@ -148,6 +148,27 @@ func (q *eventQueue) removeAt(i int) event {
 	return e
 }
 
+// replace queues e in place of its job's pending event of the same slot
+// and returns that event, if any: one sift instead of a removal and a push,
+// with the same order (e gets the next sequence number, as from push).
+func (q *eventQueue) replace(e event) (event, bool) {
+	k := q.key(&e)
+	if k >= len(q.pos) || q.pos[k] == 0 {
+		q.push(e)
+		return event{}, false
+	}
+	i := int(q.pos[k] - 1)
+	old := q.h[i]
+	q.seq++
+	e.seq = q.seq
+	if i > 0 && e.less(&q.h[(i-1)/2]) {
+		q.up(i, e)
+	} else {
+		q.down(i, e)
+	}
+	return old, true
+}
+
 // remove takes out job j's pending event of slot, if any.
 func (q *eventQueue) remove(j int32, slot int) (event, bool) {
 	k := int(j)*slots + slot

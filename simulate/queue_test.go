@@ -8,8 +8,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The event queue pops events in (at, kind, seq) order, and remove takes out
-// exactly a job's event of a slot, as a sorted list would; the stale-time
+// The event queue pops events in (at, kind, seq) order, and remove and
+// replace take out exactly a job's event of a slot, as a sorted list would; the stale-time
 // heap pops times in order.
 func TestPropertyEventQueue(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -35,10 +35,21 @@ func TestPropertyEventQueue(t *testing.T) {
 				j := int32(rapid.IntRange(0, 5).Draw(t, "job"))
 				kind := evKind(rapid.IntRange(0, 3).Draw(t, "kind"))
 				e := event{at: time.Duration(rapid.IntRange(0, 20).Draw(t, "at")), j: j, kind: kind}
-				if _, ok := q.remove(j, int(e.slot())); ok { // one event per slot
-					model = slices.DeleteFunc(model, func(m event) bool { return m.j == j && m.slot() == e.slot() })
+				k := slices.IndexFunc(model, func(m event) bool { return m.j == j && m.slot() == e.slot() })
+				if rapid.Bool().Draw(t, "replace") {
+					old, ok := q.replace(e)
+					if ok != (k >= 0) || ok && old != model[k] {
+						t.Fatalf("op %d: replace gave %+v, %v", i, old, ok)
+					}
+				} else {
+					if _, ok := q.remove(j, int(e.slot())); ok != (k >= 0) { // one event per slot
+						t.Fatalf("op %d: remove found %v", i, ok)
+					}
+					q.push(e)
 				}
-				q.push(e)
+				if k >= 0 {
+					model = slices.Delete(model, k, k+1)
+				}
 				e.seq = q.seq
 				model = append(model, e)
 			case op == 2:

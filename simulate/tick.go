@@ -267,10 +267,12 @@ func (e *engine) renew(j *job, g Grant) error {
 		j.base = j.attained(now)
 		j.progressFrom = max(j.progressFrom, now+e.cfg.Checkpoint)
 		j.gen++
-		e.drop(j, slotRun)
 		e.res.Stats.Checkpoints++
 		e.res.Stats.OverheadGPUSeconds += e.cfg.Checkpoint.Seconds() * float64(j.st.Job.GPUs)
-		e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j.idx, gen: j.gen})
+		// The new completion takes the stale one's place in the queue.
+		if old, ok := e.q.replace(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j.idx, gen: j.gen}); ok {
+			e.staleAt(old.at)
+		}
 	}
 	if g.Lease > 0 {
 		e.q.push(event{at: now + g.Lease, kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
