@@ -223,83 +223,72 @@ func (o *Oracle) Submit(at int64, id, tenantID string, demand int, w float64) Ki
 	return OK
 }
 
-func (o *Oracle) activeJob(at int64, id string) (int, job, Kind) {
+// updateJob mirrors the ledger's checks shared by every call on an active
+// job (time order, known id, still active), then lets change validate and
+// edit a copy of the job; the copy is committed only when change says OK.
+func (o *Oracle) updateJob(at int64, id string, change func(j *job) Kind) Kind {
 	if at < o.now {
-		return 0, job{}, TimeBackwards
+		return TimeBackwards
 	}
 	k, j, ok := o.job(id, at)
 	if !ok {
-		return 0, job{}, UnknownJob
+		return UnknownJob
 	}
 	if !j.active {
-		return 0, job{}, InvalidTransition
+		return InvalidTransition
 	}
-	return k, j, OK
+	if kind := change(&j); kind != OK {
+		return kind
+	}
+	s := o.cur().clone(at)
+	s.jobs[k] = j
+	o.commit(at, s)
+	return OK
 }
 
 // SetJobWeight mirrors the ledger's SetJobWeight.
 func (o *Oracle) SetJobWeight(at int64, id string, w float64) Kind {
-	k, j, kind := o.activeJob(at, id)
-	if kind != OK {
-		return kind
-	}
-	if !validWeight(w) {
-		return InvalidValue
-	}
-	s := o.cur().clone(at)
-	j.weight = w
-	s.jobs[k] = j
-	o.commit(at, s)
-	return OK
+	return o.updateJob(at, id, func(j *job) Kind {
+		if !validWeight(w) {
+			return InvalidValue
+		}
+		j.weight = w
+		return OK
+	})
 }
 
 // Start mirrors the ledger's Start.
 func (o *Oracle) Start(at int64, id string) Kind {
-	k, j, kind := o.activeJob(at, id)
-	if kind != OK {
-		return kind
-	}
-	if j.running {
-		return InvalidTransition
-	}
-	s := o.cur().clone(at)
-	j.running = true
-	s.jobs[k] = j
-	o.commit(at, s)
-	return OK
+	return o.updateJob(at, id, func(j *job) Kind {
+		if j.running {
+			return InvalidTransition
+		}
+		j.running = true
+		return OK
+	})
 }
 
 // Stop mirrors the ledger's Stop.
 func (o *Oracle) Stop(at int64, id string) Kind {
-	k, j, kind := o.activeJob(at, id)
-	if kind != OK {
-		return kind
-	}
-	if !j.running {
-		return InvalidTransition
-	}
-	s := o.cur().clone(at)
-	j.running = false
-	s.jobs[k] = j
-	o.commit(at, s)
-	return OK
+	return o.updateJob(at, id, func(j *job) Kind {
+		if !j.running {
+			return InvalidTransition
+		}
+		j.running = false
+		return OK
+	})
 }
 
 // Finish mirrors the ledger's Finish; validState says whether the final
 // state is one of the three valid ones.
 func (o *Oracle) Finish(at int64, id string, validState bool) Kind {
-	k, j, kind := o.activeJob(at, id)
-	if kind != OK {
-		return kind
-	}
-	if !validState {
-		return InvalidValue
-	}
-	s := o.cur().clone(at)
-	j.running, j.active, j.finish = false, false, at
-	s.jobs[k] = j
-	o.commit(at, s)
-	return OK
+	return o.updateJob(at, id, func(j *job) Kind {
+		if !validState {
+			return InvalidValue
+		}
+		j.running, j.active, j.finish = false, false, at
+		return OK
+	})
 }
 
 // Advance mirrors the ledger's Advance.
