@@ -123,46 +123,41 @@ func ParseQuotas(r io.Reader, name string) (map[string]float64, error) {
 // VC sizes were never published. Open the trace again to replay it.
 func RequestedQuotas(src Source) (map[string]float64, error) {
 	out := make(map[string]float64)
-	for {
-		j, err := src.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[j.Tenant] += float64(j.GPUs)
+	if err := each(src, func(j Job) { out[j.Tenant] += float64(j.GPUs) }); err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // EqualQuotas consumes src and gives every tenant that appears in it the
 // weight 1.
 func EqualQuotas(src Source) (map[string]float64, error) {
 	out := make(map[string]float64)
-	for {
-		j, err := src.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[j.Tenant] = 1
+	if err := each(src, func(j Job) { out[j.Tenant] = 1 }); err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // ReadAll drains src into a slice. It is a convenience for small traces and
 // tests; the simulator streams instead.
 func ReadAll(src Source) ([]Job, error) {
 	var out []Job
+	err := each(src, func(j Job) { out = append(out, j) })
+	return out, err
+}
+
+// each calls fn on every job of src until io.EOF, which it reports as nil;
+// any other error stops it and is returned.
+func each(src Source, fn func(Job)) error {
 	for {
 		j, err := src.Next()
 		if err == io.EOF {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return out, err
+			return err
 		}
-		out = append(out, j)
+		fn(j)
 	}
 }
