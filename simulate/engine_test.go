@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -11,21 +10,7 @@ import (
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
-// sliceSource replays a fixed job list.
-type sliceSource struct {
-	jobs []trace.Job
-	i    int
-}
-
-func (s *sliceSource) Next() (trace.Job, error) {
-	if s.i >= len(s.jobs) {
-		return trace.Job{}, io.EOF
-	}
-	s.i++
-	return s.jobs[s.i-1], nil
-}
-
-func src(jobs ...trace.Job) *sliceSource { return &sliceSource{jobs: jobs} }
+func src(jobs ...trace.Job) trace.Source { return trace.FromJobs(jobs) }
 
 var t0 = time.Date(2020, 9, 7, 0, 0, 0, 0, time.UTC)
 

@@ -1,7 +1,6 @@
 package baselines
 
 import (
-	"io"
 	"slices"
 	"testing"
 	"time"
@@ -18,20 +17,6 @@ func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 
 func job(id, tenant string, gpus, submit, dur int) trace.Job {
 	return trace.Job{ID: id, Tenant: tenant, GPUs: gpus, Submit: at(submit), Duration: time.Duration(dur) * time.Second}
-}
-
-// sliceSource replays jobs (already in submit order).
-type sliceSource struct {
-	jobs []trace.Job
-	i    int
-}
-
-func (s *sliceSource) Next() (trace.Job, error) {
-	if s.i >= len(s.jobs) {
-		return trace.Job{}, io.EOF
-	}
-	s.i++
-	return s.jobs[s.i-1], nil
 }
 
 // observer wraps a policy and sees every state and decision.
@@ -68,7 +53,7 @@ func simConfig(nodes, gpus int, quotas map[string]float64) simulate.Config {
 func run(t *testing.T, cfg simulate.Config, p simulate.Policy, jobs ...trace.Job) *simulate.Result {
 	t.Helper()
 	slices.SortStableFunc(jobs, func(a, b trace.Job) int { return a.Submit.Compare(b.Submit) })
-	res, err := simulate.Run(cfg, &sliceSource{jobs: jobs}, p)
+	res, err := simulate.Run(cfg, trace.FromJobs(jobs), p)
 	if err != nil {
 		t.Fatalf("%s: %v", p.Name(), err)
 	}

@@ -70,7 +70,7 @@ func TestPropertyEveryPolicy(t *testing.T) {
 				}
 			}}
 			cfg := simConfig(2, 8, quotas)
-			res, err := simulate.Run(cfg, &sliceSource{jobs: jobs}, obs)
+			res, err := simulate.Run(cfg, trace.FromJobs(jobs), obs)
 			if err != nil {
 				t.Fatalf("%s: %v", e.Name, err)
 			}
@@ -80,7 +80,7 @@ func TestPropertyEveryPolicy(t *testing.T) {
 				}
 			}
 			again, _ := e.New()
-			res2, err := simulate.Run(cfg, &sliceSource{jobs: jobs}, again)
+			res2, err := simulate.Run(cfg, trace.FromJobs(jobs), again)
 			if err != nil {
 				t.Fatalf("%s, second run: %v", e.Name, err)
 			}
