@@ -440,8 +440,32 @@ func (r *round) run() error {
 	for ti := range r.tenants {
 		th = append(th, int32(ti))
 	}
+	var err error
+	if th, err = r.stage(th, Fair); err != nil {
+		return err
+	}
+	if !r.full && !r.opts.NoBackfill {
+		th = th[:0]
+		for ti := range r.tenants {
+			if len(r.tenants[ti].heap) > 0 {
+				th = append(th, int32(ti))
+			}
+		}
+		if th, err = r.stage(th, Backfill); err != nil {
+			return err
+		}
+	}
+	return r.finish()
+}
+
+// stage runs one loop of the round over the tenants th (reordered into a
+// heap here): the tenant first in order tries its best undecided candidate
+// until the cluster is full or no tenant has one left. A tenant whose pick
+// does not fit leaves the Fair stage, its pick kept for the Backfill stage;
+// in the Backfill stage the pick is dropped and the tenant goes on. It
+// returns th's array for reuse.
+func (r *round) stage(th []int32, s Stage) ([]int32, error) {
 	heapInit(th, r.tenLT)
-	// Fair stage.
 	for len(th) > 0 {
 		if r.isFull() {
 			r.full = true
@@ -450,60 +474,29 @@ func (r *round) run() error {
 		ti := th[0]
 		ci, err := r.popCand(ti)
 		if err != nil {
-			return err
+			return th, err
 		}
-		t := &r.tenants[ti]
 		if ci < 0 {
 			heapPop(&th, r.tenLT)
 			continue
 		}
-		ok, err := r.try(ci, ti, Fair)
+		ok, err := r.try(ci, ti, s)
 		if err != nil {
-			return err
+			return th, err
 		}
-		if ok {
+		switch {
+		case ok:
 			heapFix(th, 0, r.tenLT)
-			continue
-		}
-		t.out = true
-		t.blocked = ci
-		t.reason = r.reasons[r.cands[ci].reason-1]
-		heapPush(&t.heap, ci, r.candLT) // tried again by the backfill stage
-		heapPop(&th, r.tenLT)
-	}
-	// Backfill stage.
-	if !r.full && !r.opts.NoBackfill {
-		th = th[:0]
-		for ti := range r.tenants {
-			if len(r.tenants[ti].heap) > 0 {
-				th = append(th, int32(ti))
-			}
-		}
-		heapInit(th, r.tenLT)
-		for len(th) > 0 {
-			if r.isFull() {
-				r.full = true
-				break
-			}
-			ti := th[0]
-			ci, err := r.popCand(ti)
-			if err != nil {
-				return err
-			}
-			if ci < 0 {
-				heapPop(&th, r.tenLT)
-				continue
-			}
-			ok, err := r.try(ci, ti, Backfill)
-			if err != nil {
-				return err
-			}
-			if ok {
-				heapFix(th, 0, r.tenLT)
-			}
+		case s == Fair:
+			t := &r.tenants[ti]
+			t.out = true
+			t.blocked = ci
+			t.reason = r.reasons[r.cands[ci].reason-1]
+			heapPush(&t.heap, ci, r.candLT) // tried again by the backfill stage
+			heapPop(&th, r.tenLT)
 		}
 	}
-	return r.finish()
+	return th, nil
 }
 
 // isFull reports that no GPU is free even in the optimistic view; then no
