@@ -92,7 +92,7 @@ func GresGPUs(gres string) (int, error) {
 		return 0, nil
 	}
 	total := 0
-	for _, e := range splitOutsideParens(gres) {
+	for _, e := range splitOutside(gres, '(', ')') {
 		if i := strings.IndexByte(e, '('); i >= 0 {
 			if !strings.HasSuffix(e, ")") {
 				return 0, &tresError{e, "unbalanced parenthesis"}
@@ -131,15 +131,17 @@ func GresGPUs(gres string) (int, error) {
 	return total, nil
 }
 
-// splitOutsideParens splits s at commas that are not inside parentheses.
-func splitOutsideParens(s string) []string {
+// splitOutside splits s at commas that are not inside an opening…closing
+// group, such as the parentheses of a GRES entry or the brackets of a host
+// list. A stray closing byte does not push the depth below zero.
+func splitOutside(s string, opening, closing byte) []string {
 	var out []string
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
-		case '(':
+		case opening:
 			depth++
-		case ')':
+		case closing:
 			if depth > 0 {
 				depth--
 			}
@@ -161,7 +163,7 @@ const maxHosts = 1 << 16
 // name is itself. Comma-separated lists of such items are accepted too.
 func expandHostlist(s string) ([]string, error) {
 	var out []string
-	for _, item := range splitOutsideBrackets(s) {
+	for _, item := range splitOutside(s, '[', ']') {
 		open := strings.IndexByte(item, '[')
 		if open < 0 {
 			if !validName(item) || strings.ContainsAny(item, "]") {
@@ -201,24 +203,4 @@ func expandHostlist(s string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// splitOutsideBrackets splits at commas outside [...].
-func splitOutsideBrackets(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
 }
