@@ -287,7 +287,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err := metrics.WriteCSV(o.out, runs...); err != nil {
 			return err
 		}
-		if err := writeFigures(o.out, runs); err != nil {
+		if err := metrics.WriteFigures(o.out, runs...); err != nil {
 			return err
 		}
 	}
@@ -361,15 +361,4 @@ func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error
 	}
 	fmt.Fprintln(w)
 	return metrics.WriteTable(w, sums...)
-}
-
-// writeFigures writes the SVG figures, turning a panic of the plotting
-// library on degenerate data into an error.
-func writeFigures(dir string, runs []metrics.Run) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("writing figures: %v", r)
-		}
-	}()
-	return metrics.WriteFigures(dir, runs...)
 }

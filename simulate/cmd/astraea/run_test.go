@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/astraea-sched/astraea/simulate/metrics"
 )
 
 func runArgs(t *testing.T, args ...string) string {
@@ -78,11 +80,19 @@ func TestRunTraceQuotaAndOut(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	runArgs(t, "-jobs", "300", "-out", out, "-policy", "astraea,fifo")
-	for _, f := range []string{"jobs.csv", "tenants.csv", "utilization.csv"} {
+	for _, f := range []string{"jobs.csv", "tenants.csv", "utilization.csv",
+		metrics.RhoJobCDFSVG, metrics.SlowdownCDFSVG, metrics.TenantRhoSVG, metrics.UtilizationSVG} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("-out did not write %s: %v", f, err)
 		}
 	}
+	// A trace with a single job gives degenerate figures (one slowdown
+	// value on a log axis); they are written without error.
+	one := filepath.Join(dir, "one.csv")
+	if err := os.WriteFile(one, []byte("tenant,job,gpus,submit,duration,state\na,j1,1,2020-01-01 00:00:00,60,COMPLETED\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runArgs(t, "-trace", one, "-quota", "equal", "-nodes", "1", "-out", filepath.Join(dir, "one"))
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {
