@@ -234,6 +234,40 @@ func (m *model) close(t *rapid.T, what string, got, want, scale float64) {
 	}
 }
 
+// checkAccounts compares one tenant's or job's accounts over windows with
+// the oracle's and the lazily queried ledger's, applies bound (if any) to
+// each, and checks additivity: [a, b) = [a, mid) decayed to b + [mid, b),
+// with split = {a, mid, b}.
+func (m *model) checkAccounts(t *rapid.T, who string, windows [][2]int64, split [3]int64, scale func([2]int64) float64,
+	acct func(l *Ledger, from, to time.Time) (Account, error),
+	oracle func(from, to int64) (alloc, fair float64, known bool),
+	bound func(what string, w [2]int64, got Account)) {
+	for _, w := range windows {
+		got, err := acct(m.l, m.at(w[0]), m.at(w[1]))
+		if err != nil {
+			t.Fatalf("%s %v: %v", who, w, err)
+		}
+		oa, of, _ := oracle(w[0], w[1])
+		what := fmt.Sprintf("%s [%d, %d)", who, w[0], w[1])
+		m.close(t, what+" alloc", float64(got.Alloc), oa, scale(w))
+		m.close(t, what+" fair", float64(got.FairShare), of, scale(w))
+		if bound != nil {
+			bound(what, w, got)
+		}
+		lz, err := acct(m.lazy, m.at(w[0]), m.at(w[1]))
+		if err != nil || lz != got {
+			t.Fatalf("%s: lazy ledger %+v (%v), ledger %+v", what, lz, err, got)
+		}
+	}
+	a, mid, b := split[0], split[1], split[2]
+	w1, _ := acct(m.l, m.at(a), m.at(mid))
+	w2, _ := acct(m.l, m.at(mid), m.at(b))
+	whole, _ := acct(m.l, m.at(a), m.at(b))
+	f := m.l.lam.factor(b - mid)
+	m.close(t, who+" split alloc", float64(w1.Alloc)*f+float64(w2.Alloc), float64(whole.Alloc), scale([2]int64{a, b}))
+	m.close(t, who+" split fair", float64(w1.FairShare)*f+float64(w2.FairShare), float64(whole.FairShare), scale([2]int64{a, b}))
+}
+
 // check is run after every action.
 func (m *model) check(t *rapid.T) {
 	for _, l := range []*Ledger{m.l, m.lazy} {
@@ -251,7 +285,6 @@ func (m *model) check(t *rapid.T) {
 	mid := rapid.Int64Range(a, b).Draw(t, "window split")
 	windows := [][2]int64{{begin, now}, {begin, ahead}, {a, b}}
 	scale := func(w [2]int64) float64 { return float64(max(m.maxCap, 8)) * sec(w[1]-w[0]) }
-	lam := m.l.lam
 
 	// tenants
 	sumRate := 0.0
@@ -259,27 +292,10 @@ func (m *model) check(t *rapid.T) {
 	view := m.l.View(m.at(now))
 	for _, id := range m.o.Tenants() {
 		tn := TenantID(id)
-		for _, w := range windows {
-			got, err := m.l.TenantAccount(tn, m.at(w[0]), m.at(w[1]))
-			if err != nil {
-				t.Fatalf("tenant %s %v: %v", id, w, err)
-			}
-			oa, of, _ := m.o.TenantAccount(id, w[0], w[1])
-			what := fmt.Sprintf("tenant %s [%d, %d)", id, w[0], w[1])
-			m.close(t, what+" alloc", float64(got.Alloc), oa, scale(w))
-			m.close(t, what+" fair", float64(got.FairShare), of, scale(w))
-			lz, err := m.lazy.TenantAccount(tn, m.at(w[0]), m.at(w[1]))
-			if err != nil || lz != got {
-				t.Fatalf("%s: lazy ledger %+v (%v), ledger %+v", what, lz, err, got)
-			}
-		}
-		// additivity: [a, b) = [a, mid) decayed to b + [mid, b)
-		w1, _ := m.l.TenantAccount(tn, m.at(a), m.at(mid))
-		w2, _ := m.l.TenantAccount(tn, m.at(mid), m.at(b))
-		whole, _ := m.l.TenantAccount(tn, m.at(a), m.at(b))
-		f := lam.factor(b - mid)
-		m.close(t, "tenant split alloc", float64(w1.Alloc)*f+float64(w2.Alloc), float64(whole.Alloc), scale([2]int64{a, b}))
-		m.close(t, "tenant split fair", float64(w1.FairShare)*f+float64(w2.FairShare), float64(whole.FairShare), scale([2]int64{a, b}))
+		m.checkAccounts(t, "tenant "+id, windows, [3]int64{a, mid, b}, scale,
+			func(l *Ledger, from, to time.Time) (Account, error) { return l.TenantAccount(tn, from, to) },
+			func(from, to int64) (float64, float64, bool) { return m.o.TenantAccount(id, from, to) },
+			nil)
 		// view = [begin, now)
 		va, ok := view.TenantAccount(tn)
 		full, _ := m.l.TenantAccount(tn, m.at(begin), m.at(now))
@@ -325,29 +341,14 @@ func (m *model) check(t *rapid.T) {
 			ji.Demand != GPUs(info.Demand) || ji.Weight != info.Weight || ji.Tenant != TenantID(info.Tenant) {
 			t.Fatalf("Job(%s) = %+v, oracle %+v", id, ji, info)
 		}
-		for _, w := range windows {
-			got, err := m.l.JobAccount(jb, m.at(w[0]), m.at(w[1]))
-			if err != nil {
-				t.Fatalf("job %s %v: %v", id, w, err)
-			}
-			oa, of, _ := m.o.JobAccount(id, w[0], w[1])
-			what := fmt.Sprintf("job %s [%d, %d)", id, w[0], w[1])
-			m.close(t, what+" alloc", float64(got.Alloc), oa, scale(w))
-			m.close(t, what+" fair", float64(got.FairShare), of, scale(w))
-			if float64(got.Alloc) < 0 || float64(got.Alloc) > float64(info.Demand)*sec(w[1]-w[0])*(1+modelTol)+modelTol {
-				t.Fatalf("%s: alloc %v outside [0, D×elapsed]", what, got.Alloc)
-			}
-			lz, err := m.lazy.JobAccount(jb, m.at(w[0]), m.at(w[1]))
-			if err != nil || lz != got {
-				t.Fatalf("%s: lazy ledger %+v (%v), ledger %+v", what, lz, err, got)
-			}
-		}
-		w1, _ := m.l.JobAccount(jb, m.at(a), m.at(mid))
-		w2, _ := m.l.JobAccount(jb, m.at(mid), m.at(b))
-		whole, _ := m.l.JobAccount(jb, m.at(a), m.at(b))
-		f := lam.factor(b - mid)
-		m.close(t, "job split alloc", float64(w1.Alloc)*f+float64(w2.Alloc), float64(whole.Alloc), scale([2]int64{a, b}))
-		m.close(t, "job split fair", float64(w1.FairShare)*f+float64(w2.FairShare), float64(whole.FairShare), scale([2]int64{a, b}))
+		m.checkAccounts(t, "job "+id, windows, [3]int64{a, mid, b}, scale,
+			func(l *Ledger, from, to time.Time) (Account, error) { return l.JobAccount(jb, from, to) },
+			func(from, to int64) (float64, float64, bool) { return m.o.JobAccount(id, from, to) },
+			func(what string, w [2]int64, got Account) {
+				if float64(got.Alloc) < 0 || float64(got.Alloc) > float64(info.Demand)*sec(w[1]-w[0])*(1+modelTol)+modelTol {
+					t.Fatalf("%s: alloc %v outside [0, D×elapsed]", what, got.Alloc)
+				}
+			})
 		r, ok := view.JobFairRate(jb)
 		or, _ := m.o.JobFairRate(id)
 		if !ok {
