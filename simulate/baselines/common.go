@@ -186,6 +186,24 @@ func tenantsOf(s *simulate.State) []string {
 	return out
 }
 
+// forgetLeft deletes from m, a policy's per-job state keyed by job id, the
+// jobs that are neither pending nor running in s (they finished). O(len(m) +
+// jobs in s); callers run it only when m has grown well past the live jobs.
+func forgetLeft[V any](m map[string]V, s *simulate.State) {
+	live := make(map[string]bool, len(s.Pending)+len(s.Running))
+	for _, js := range s.Pending {
+		live[js.Job.ID] = true
+	}
+	for _, js := range s.Running {
+		live[js.Job.ID] = true
+	}
+	for id := range m {
+		if !live[id] {
+			delete(m, id)
+		}
+	}
+}
+
 // service is a job's attained service in GPU·seconds: GPUs × useful run time.
 func service(js *simulate.JobState) float64 {
 	return float64(js.Job.GPUs) * js.Attained.Seconds()

@@ -238,24 +238,9 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 		}
 	}
 	if n := len(s.Pending) + len(s.Running); len(g.lastRun) > 2*n+1024 {
-		g.gc(s) // forget jobs that left
+		forgetLeft(g.lastRun, s) // forget jobs that left
 	}
 	return p.decision(), nil
-}
-
-func (g *GandivaFair) gc(s *simulate.State) {
-	live := make(map[string]bool, len(s.Pending)+len(s.Running))
-	for _, js := range s.Pending {
-		live[js.Job.ID] = true
-	}
-	for _, js := range s.Running {
-		live[js.Job.ID] = true
-	}
-	for id := range g.lastRun {
-		if !live[id] {
-			delete(g.lastRun, id)
-		}
-	}
 }
 
 // NextWakeup asks for the next quantum boundary while jobs are waiting or

@@ -194,18 +194,7 @@ func (t *Tiresias) forget(s *simulate.State) {
 	if len(t.jobs) <= 2*(len(s.Pending)+len(s.Running))+64 {
 		return
 	}
-	live := make(map[string]bool, len(s.Pending)+len(s.Running))
-	for _, js := range s.Pending {
-		live[js.Job.ID] = true
-	}
-	for _, js := range s.Running {
-		live[js.Job.ID] = true
-	}
-	for id := range t.jobs {
-		if !live[id] {
-			delete(t.jobs, id)
-		}
-	}
+	forgetLeft(t.jobs, s)
 }
 
 // NextWakeup returns the earliest future time when a running job crosses a
