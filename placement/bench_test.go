@@ -95,86 +95,75 @@ func (m cpuMeter) stop(b *testing.B) {
 	}
 }
 
+// benchTraceDemands runs body as a sub-benchmark per size in benchSizes on a
+// busy cluster (benchCluster) with 1024 trace-shaped demands, reporting
+// allocations and CPU time. body holds the b.Loop itself, so the measured
+// loop makes no extra call.
+func benchTraceDemands(b *testing.B, body func(b *testing.B, c *Cluster, demands []int)) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			c := benchCluster(b, n)
+			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
+			b.ReportAllocs()
+			m := startCPU(b)
+			defer m.stop(b)
+			body(b, c, demands)
+		})
+	}
+}
+
 // BenchmarkPlaceAllocateRelease measures one scheduling decision committed
 // and undone: Place, Allocate, Release of a trace-shaped demand on a busy
 // cluster.
 func BenchmarkPlaceAllocateRelease(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			c := benchCluster(b, n)
-			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
-			b.ReportAllocs()
-			m := startCPU(b)
-			defer m.stop(b)
-			for i := 0; b.Loop(); i++ {
-				d := demands[i&1023]
-				p, err := c.Place(d)
-				if err != nil {
-					continue
-				}
-				if err := c.Allocate("bench", p); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := c.Release("bench"); err != nil {
-					b.Fatal(err)
-				}
+	benchTraceDemands(b, func(b *testing.B, c *Cluster, demands []int) {
+		for i := 0; b.Loop(); i++ {
+			d := demands[i&1023]
+			p, err := c.Place(d)
+			if err != nil {
+				continue
 			}
-		})
-	}
+			if err := c.Allocate("bench", p); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Release("bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkPlace measures a planning decision alone.
 func BenchmarkPlace(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			c := benchCluster(b, n)
-			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
-			b.ReportAllocs()
-			m := startCPU(b)
-			defer m.stop(b)
-			for i := 0; b.Loop(); i++ {
-				_, _ = c.Place(demands[i&1023])
-			}
-		})
-	}
+	benchTraceDemands(b, func(b *testing.B, c *Cluster, demands []int) {
+		for i := 0; b.Loop(); i++ {
+			_, _ = c.Place(demands[i&1023])
+		}
+	})
 }
 
 // BenchmarkFits measures the cheap feasibility check.
 func BenchmarkFits(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			c := benchCluster(b, n)
-			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
-			b.ReportAllocs()
-			m := startCPU(b)
-			defer m.stop(b)
-			for i := 0; b.Loop(); i++ {
-				_ = c.Fits(demands[i&1023])
-			}
-		})
-	}
+	benchTraceDemands(b, func(b *testing.B, c *Cluster, demands []int) {
+		for i := 0; b.Loop(); i++ {
+			_ = c.Fits(demands[i&1023])
+		}
+	})
 }
 
 // BenchmarkCloneAllocate measures planning on a clone: Clone, then one
 // Place and Allocate on the clone (which copies the records it touches).
 func BenchmarkCloneAllocate(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			c := benchCluster(b, n)
-			demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
-			b.ReportAllocs()
-			m := startCPU(b)
-			defer m.stop(b)
-			for i := 0; b.Loop(); i++ {
-				c2 := c.Clone()
-				if p, err := c2.Place(demands[i&1023]); err == nil {
-					if err := c2.Allocate("bench", p); err != nil {
-						b.Fatal(err)
-					}
+	benchTraceDemands(b, func(b *testing.B, c *Cluster, demands []int) {
+		for i := 0; b.Loop(); i++ {
+			c2 := c.Clone()
+			if p, err := c2.Place(demands[i&1023]); err == nil {
+				if err := c2.Allocate("bench", p); err != nil {
+					b.Fatal(err)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkNewCluster measures building an empty cluster with a two-level
