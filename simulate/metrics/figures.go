@@ -273,16 +273,6 @@ func originOf(runs []Run) time.Time {
 
 func hours(t, origin time.Time) float64 { return t.Sub(origin).Hours() }
 
-func shortestLength(ts []TenantInterval) time.Duration {
-	var s time.Duration
-	for _, t := range ts {
-		if l := t.IntervalLength(); l > 0 && (s == 0 || l < s) {
-			s = l
-		}
-	}
-	return s
-}
-
 // lowestTenantRho is, per interval of the shortest length, the lowest
 // tenant ρ, plotted at the interval's end.
 func lowestTenantRho(r Run, origin time.Time) plotter.XYs {

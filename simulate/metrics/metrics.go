@@ -76,6 +76,17 @@ func (t TenantInterval) IntervalLength() time.Duration {
 	return t.To.Sub(t.From)
 }
 
+// shortestLength is the shortest positive interval length among ts, or 0.
+func shortestLength(ts []TenantInterval) time.Duration {
+	var s time.Duration
+	for _, t := range ts {
+		if l := t.IntervalLength(); l > 0 && (s == 0 || l < s) {
+			s = l
+		}
+	}
+	return s
+}
+
 // Rho is the pair's ρ_tenant, recomputed as ledger.Ratio(Alloc, FairShare)
 // so that a record built without its Rho field is still read correctly:
 // FairShare = 0 and Alloc = 0 give ρ = 1, FairShare = 0 and Alloc > 0 give

@@ -282,12 +282,7 @@ func tenantRho(r Run) map[string]ledger.Rho {
 		}
 		return out
 	}
-	shortest := time.Duration(0)
-	for _, t := range r.Tenants {
-		if l := t.IntervalLength(); l > 0 && (shortest == 0 || l < shortest) {
-			shortest = l
-		}
-	}
+	shortest := shortestLength(r.Tenants)
 	type sum struct{ alloc, fair ledger.GPUSeconds }
 	sums := map[string]sum{}
 	for _, t := range r.Tenants {
