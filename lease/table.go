@@ -195,7 +195,6 @@ type Table struct {
 	jobs    map[ledger.JobID]*job
 	leases  *btree.BTreeG[leaseKey] // running and restoring jobs by lease end
 	retired Usage                   // usage of forgotten jobs
-	nRet    int
 }
 
 // NewTable returns an empty table. It fails with ErrConfig if Lease <= 0 or
@@ -553,7 +552,6 @@ func (t *Table) Forget(id ledger.JobID) error {
 		return &Error{Op: "forget", Job: id, State: p.state, Err: ErrInvalidTransition, Detail: "only terminal jobs can be forgotten"}
 	}
 	t.retired = t.retired.Add(p.usage)
-	t.nRet++
 	delete(t.jobs, id)
 	return nil
 }
