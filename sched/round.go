@@ -755,7 +755,7 @@ func (r *round) victims(q placement.Placement) []int32 {
 	for _, s := range q.Slots {
 		for _, g := range s.GPUs {
 			e, ok := r.owners[gpuKey{s.Node, g}]
-			if ok && r.cands[e].status == pending && !r.cands[e].moved && !slices.Contains(vs, e) {
+			if ok && r.undecidedHolder(e) && !slices.Contains(vs, e) {
 				vs = append(vs, e)
 			}
 		}
