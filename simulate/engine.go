@@ -718,12 +718,7 @@ func (e *engine) check() error {
 			return fmt.Errorf("%w: ledger at %v: %w", ErrInvariant, e.at(e.now), err)
 		}
 	}
-	if c, ok := any(e.cluster).(interface{ Check() error }); ok {
-		if err := c.Check(); err != nil {
-			return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
-		}
-	}
-	if err := error(nil); err != nil {
+	if err := e.cluster.Check(); err != nil {
 		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
 	}
 	var used int
