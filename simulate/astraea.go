@@ -110,7 +110,8 @@ func (s singleLevel) TenantAccount(ledger.TenantID) (ledger.Account, bool) {
 func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return s.v.JobAccount(id) }
 
 // Schedule runs one round. Cost: that of [sched.Round] over the candidates,
-// plus a clone of the cluster; a tick at which no lease ends and no pending
+// plus undoing the round's placements on the cluster (O(grants + releases));
+// a tick at which no lease ends and no pending
 // job can fit the free GPUs returns at once, in O(pending).
 func (a *Astraea) Schedule(s *State) (Decision, error) {
 	expiring, expGPUs := len(s.Expiring), 0
