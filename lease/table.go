@@ -259,7 +259,7 @@ func (t *Table) Submit(at time.Time, id ledger.JobID) error {
 
 // begin loads a copy of the job advanced to at, checking the job exists,
 // time order and that its state is one of from.
-// The returned copy is written back by commit only when the whole event
+// The returned copy is written back by put only when the whole event
 // succeeded, so a rejected event leaves the table unchanged.
 func (t *Table) begin(op string, at time.Time, id ledger.JobID, to State, from ...State) (*job, job, error) {
 	p, ok := t.jobs[id]
