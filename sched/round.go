@@ -541,12 +541,19 @@ func (r *round) allocErr(ci int32, err error) error {
 	return r.placerErr(ci, "allocate", err)
 }
 
-// allocate gives a new placement to candidate ci.
+// allocate gives a new placement to candidate ci, on the Placer and in the
+// optimistic view if there is one.
 func (r *round) allocate(ci int32, p placement.Placement) error {
-	if err := r.p.Allocate(string(r.cands[ci].c.Job), p); err != nil {
-		return err
+	id := string(r.cands[ci].c.Job)
+	if err := r.p.Allocate(id, p); err != nil {
+		return r.allocErr(ci, err)
 	}
 	r.cands[ci].status = granted
+	if r.a != nil {
+		if err := r.a.Allocate(id, p); err != nil {
+			return r.placerErr(ci, "allocate in the optimistic view", err)
+		}
+	}
 	return nil
 }
 
@@ -610,12 +617,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 		q, err := r.p.Place(d)
 		if err == nil {
 			if err := r.allocate(ci, q); err != nil {
-				return false, r.allocErr(ci, err)
-			}
-			if r.a != nil {
-				if err := r.a.Allocate(id, q); err != nil {
-					return false, r.placerErr(ci, "allocate in the optimistic view", err)
-				}
+				return false, err
 			}
 			r.changed()
 			r.grant(ci, ti, stage, New, q, nil)
@@ -640,12 +642,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 				r.expHeld -= int(vc.Demand)
 			}
 			if err := r.allocate(ci, q); err != nil {
-				return false, r.allocErr(ci, err)
-			}
-			if r.a != nil {
-				if err := r.a.Allocate(id, q); err != nil {
-					return false, r.placerErr(ci, "allocate in the optimistic view", err)
-				}
+				return false, err
 			}
 			var ids []ledger.JobID
 			for _, v := range victims {
