@@ -10,14 +10,10 @@ import (
 	"github.com/astraea-sched/astraea/internal/testtraces"
 )
 
-// tracesDir finds the real traces, skipping (or failing under CI=true)
-// when they are absent.
-func tracesDir(t testing.TB) string { return testtraces.Dir(t) }
-
 // TestRealTraces reads every trace file of the shared folder and checks
 // the counts its README states.
 func TestRealTraces(t *testing.T) {
-	dir := tracesDir(t)
+	dir := testtraces.Dir(t)
 	tests := []struct {
 		file    string
 		opts    Options
@@ -90,7 +86,7 @@ func TestRealTraces(t *testing.T) {
 
 // TestRealQuotas reads the quota tables of the shared folder.
 func TestRealQuotas(t *testing.T) {
-	dir := tracesDir(t)
+	dir := testtraces.Dir(t)
 	for file, want := range map[string]struct {
 		tenants int
 		total   float64
@@ -135,7 +131,7 @@ func TestRealQuotas(t *testing.T) {
 // jobs, about 3 MB): the cost of merely reading the trace that a full
 // simulation is compared against. O(rows).
 func BenchmarkParsePhillySnapshot(b *testing.B) {
-	path := filepath.Join(tracesDir(b), "philly/philly_2week_snapshot.csv")
+	path := filepath.Join(testtraces.Dir(b), "philly/philly_2week_snapshot.csv")
 	st, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)
