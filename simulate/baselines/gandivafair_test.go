@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astraea-sched/astraea/simulate"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
@@ -19,12 +20,7 @@ func TestGandivaFair(t *testing.T) {
 		cfg := simConfig(1, 6, quotas)
 		cfg.Intervals = []time.Duration{6 * time.Hour}
 		res := run(t, cfg, mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t), jobs...)
-		alloc := map[string]float64{}
-		for _, ti := range res.Run.Tenants {
-			if ti.From.Equal(t0) {
-				alloc[ti.Tenant] = float64(ti.Account.Alloc)
-			}
-		}
+		alloc := firstIntervalAlloc(res)
 		if alloc["b"] == 0 {
 			t.Fatalf("no service for b in the first interval: %v", alloc)
 		}
@@ -44,14 +40,21 @@ func TestGandivaFair(t *testing.T) {
 		cfg := simConfig(1, 8, quotas)
 		cfg.Intervals = []time.Duration{6 * time.Hour}
 		res := run(t, cfg, mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t), jobs...)
-		alloc := map[string]float64{}
-		for _, ti := range res.Run.Tenants {
-			if ti.From.Equal(t0) {
-				alloc[ti.Tenant] = float64(ti.Account.Alloc)
-			}
-		}
+		alloc := firstIntervalAlloc(res)
 		if r := alloc["a"] / alloc["b"]; r < 0.8 || r > 1.25 {
 			t.Errorf("GPU·s ratio a:b = %.2f (%v), want ≈ 1", r, alloc)
 		}
 	})
+}
+
+// firstIntervalAlloc returns each tenant's GPU·s in the interval that
+// begins at t0.
+func firstIntervalAlloc(res *simulate.Result) map[string]float64 {
+	alloc := map[string]float64{}
+	for _, ti := range res.Run.Tenants {
+		if ti.From.Equal(t0) {
+			alloc[ti.Tenant] = float64(ti.Account.Alloc)
+		}
+	}
+	return alloc
 }
