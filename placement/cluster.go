@@ -336,9 +336,7 @@ func (c *Cluster) Allocation(id string) (Placement, bool) {
 // O(log allocations + GPUs of p).
 func (c *Cluster) Holds(id string, p Placement) bool {
 	e, ok := c.allocs.Get(allocEntry{id: id})
-	return ok && slices.EqualFunc(e.p.Slots, p.Slots, func(x, y Slot) bool {
-		return x.Node == y.Node && slices.Equal(x.GPUs, y.GPUs)
-	})
+	return ok && e.p.Equal(p)
 }
 
 // Allocations yields every allocation in id order.

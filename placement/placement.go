@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,6 +43,14 @@ func (p Placement) GPUs() int {
 
 // Nodes returns the number of nodes the placement spans.
 func (p Placement) Nodes() int { return len(p.Slots) }
+
+// Equal reports whether p and q name the same GPUs in the same slot order,
+// for callers that check a job holds what it claims. O(GPUs).
+func (p Placement) Equal(q Placement) bool {
+	return slices.EqualFunc(p.Slots, q.Slots, func(x, y Slot) bool {
+		return x.Node == y.Node && slices.Equal(x.GPUs, y.GPUs)
+	})
+}
 
 // String formats the placement as "node:gpu,gpu node:gpu", for logs and
 // examples.
