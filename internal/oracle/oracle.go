@@ -400,7 +400,7 @@ func (o *Oracle) ratesAt(k int) rates {
 // integrate sums rate(state) over every recorded interval overlapping
 // [from, to), the last state extending to infinity. Under decay each
 // interval is weighted by e^(−λ(to−τ)).
-func (o *Oracle) integrate(from, to int64, rate func(state, rates) *big.Rat) float64 {
+func (o *Oracle) integrate(from, to int64, rate func(rates) *big.Rat) float64 {
 	exact := new(big.Rat)
 	approx := 0.0
 	for k, s := range o.log {
@@ -413,7 +413,7 @@ func (o *Oracle) integrate(from, to int64, rate func(state, rates) *big.Rat) flo
 		if a >= b {
 			continue
 		}
-		r := rate(s, o.ratesAt(k))
+		r := rate(o.ratesAt(k))
 		if r == nil || r.Sign() == 0 {
 			continue
 		}
@@ -434,24 +434,13 @@ func (o *Oracle) integrate(from, to int64, rate func(state, rates) *big.Rat) flo
 	return approx
 }
 
-// Window validates a query window as the ledger does.
-func (o *Oracle) Window(from, to int64) Kind {
-	if from > to {
-		return InvalidValue
-	}
-	if from < o.Begin() {
-		return OutOfHistory
-	}
-	return OK
-}
-
 // TenantAccount returns ∫Alloc_j and ∫FairShare_j over [from, to).
 func (o *Oracle) TenantAccount(id string, from, to int64) (alloc, fair float64, known bool) {
 	if _, ok := o.cur().tenants[id]; !ok {
 		return 0, 0, false
 	}
-	alloc = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.tenantAlloc[id] })
-	fair = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.tenantFair[id] })
+	alloc = o.integrate(from, to, func(r rates) *big.Rat { return r.tenantAlloc[id] })
+	fair = o.integrate(from, to, func(r rates) *big.Rat { return r.tenantFair[id] })
 	return alloc, fair, true
 }
 
@@ -462,17 +451,17 @@ func (o *Oracle) JobAccount(id string, from, to int64) (alloc, fair float64, kno
 	if !ok {
 		return 0, 0, false
 	}
-	alloc = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.jobAlloc[k] })
-	fair = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.jobFair[k] })
+	alloc = o.integrate(from, to, func(r rates) *big.Rat { return r.jobAlloc[k] })
+	fair = o.integrate(from, to, func(r rates) *big.Rat { return r.jobFair[k] })
 	return alloc, fair, true
 }
 
 // ClusterAccount returns ∫M, ∫allocated and ∫max(0, M − allocated) over
 // [from, to).
 func (o *Oracle) ClusterAccount(from, to int64) (capacity, allocated, idle float64) {
-	capacity = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.capacity })
-	allocated = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.alloc })
-	idle = o.integrate(from, to, func(_ state, r rates) *big.Rat { return r.idle })
+	capacity = o.integrate(from, to, func(r rates) *big.Rat { return r.capacity })
+	allocated = o.integrate(from, to, func(r rates) *big.Rat { return r.alloc })
+	idle = o.integrate(from, to, func(r rates) *big.Rat { return r.idle })
 	return
 }
 
