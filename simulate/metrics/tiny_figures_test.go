@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -20,8 +21,18 @@ func TestWriteFiguresDegenerateRuns(t *testing.T) {
 	}
 	for name, runs := range tests {
 		t.Run(name, func(t *testing.T) {
-			if err := WriteFigures(t.TempDir(), runs...); err != nil {
+			dir := t.TempDir()
+			if err := WriteFigures(dir, runs...); err != nil {
 				t.Fatal(err)
+			}
+			for _, f := range []string{RhoJobCDFSVG, SlowdownCDFSVG, TenantRhoSVG, UtilizationSVG} {
+				// present, well-formed, and the run is in the legend
+				if counts := svgStrokes(t, filepath.Join(dir, f)); counts[hexColor(0)] < 1 {
+					t.Errorf("%s: nothing stroked in the run's colour %s; strokes %v", f, hexColor(0), counts)
+				}
+			}
+			for _, r := range runs {
+				svgStrokes(t, filepath.Join(dir, "tenant_rho_"+r.Policy+".svg")) // present and well-formed
 			}
 		})
 	}
