@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/astraea-sched/astraea/internal/testtraces"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
 // benchRun simulates the snapshot end to end (open, parse, simulate) once
 // per iteration and reports simulated jobs and ticks.
 func benchRun(b *testing.B, s snapshot) {
-	dir := tracesDir(b)
+	dir := testtraces.Dir(b)
 	cfg := s.config(b, dir)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -63,7 +64,7 @@ func parseAll(b *testing.B, path string) int {
 
 // BenchmarkPhillyParse only reads the Philly two-week snapshot.
 func BenchmarkPhillyParse(b *testing.B) {
-	path := filepath.Join(tracesDir(b), phillySnapshot.trace)
+	path := filepath.Join(testtraces.Dir(b), phillySnapshot.trace)
 	b.ReportAllocs()
 	for b.Loop() {
 		parseAll(b, path)
@@ -74,7 +75,7 @@ func BenchmarkPhillyParse(b *testing.B) {
 // the Philly snapshot in the ASTRAEA artifact's format on 210 × 8 GPUs with
 // the artifact's VC weights: cost should grow linearly with jobs.
 func BenchmarkPhillyPrefix(b *testing.B) {
-	dir := filepath.Join(tracesDir(b), "philly", "artifact-format")
+	dir := filepath.Join(testtraces.Dir(b), "philly", "artifact-format")
 	for _, days := range []int{1, 2, 4, 7, 14} {
 		b.Run(fmt.Sprintf("%dd", days), func(b *testing.B) {
 			q, err := trace.ReadQuotas(filepath.Join(dir, fmt.Sprintf("philly_%dd_share.csv", days)))

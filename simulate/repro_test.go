@@ -12,10 +12,6 @@ import (
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
-// tracesDir finds the real traces, skipping (or failing under CI=true)
-// when they are absent.
-func tracesDir(t testing.TB) string { return testtraces.Dir(t) }
-
 // snapshot describes one reproduction setting.
 type snapshot struct {
 	trace, quota string // relative to the traces folder; quota "" = ∝ requested
@@ -68,7 +64,7 @@ func (s snapshot) run(t testing.TB, dir string, cfg Config) *Result {
 // reproduce runs the snapshot twice at once (with invariant checks), checks
 // that both runs are byte-identical in JSON and returns the summary.
 func reproduce(t *testing.T, s snapshot) (metrics.Summary, *Result) {
-	dir := tracesDir(t)
+	dir := testtraces.Dir(t)
 	cfg := s.config(t, dir)
 	cfg.Check, cfg.CheckEvery = true, 8192
 	var res [2]*Result
