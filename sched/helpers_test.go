@@ -93,3 +93,5 @@ var (
 	_ FairRater        = ledger.View{}
 	_ placement.Placer = (*placement.Cluster)(nil)
 )
+
+func samePlacement(a, b placement.Placement) bool { return a.Equal(b) }

@@ -315,7 +315,7 @@ func (r *round) init(in Input, opts Options) error {
 				if !ok {
 					return bad(ErrInvalidCandidate, "running but holds nothing in the placer")
 				}
-				if !samePlacement(held, c.Placement) {
+				if !held.Equal(c.Placement) {
 					return bad(ErrInvalidCandidate, "placement differs from what the placer holds")
 				}
 			}
@@ -892,10 +892,4 @@ func (r *round) finish() error {
 		r.res.Tenants[ti] = tr
 	}
 	return nil
-}
-
-func samePlacement(a, b placement.Placement) bool {
-	return slices.EqualFunc(a.Slots, b.Slots, func(x, y placement.Slot) bool {
-		return x.Node == y.Node && slices.Equal(x.GPUs, y.GPUs)
-	})
 }
