@@ -115,8 +115,7 @@ func (w *workload) close() {
 	}
 }
 
-// quotas returns the tenant weights, the rule's name and the number of jobs
-// (when a pass over the trace was needed, else -1).
+// quotas returns the tenant weights and the name of the rule that gave them.
 func quotas(o options, w *workload) (map[string]float64, string, error) {
 	rule := o.quota
 	switch {
@@ -125,26 +124,21 @@ func quotas(o options, w *workload) (map[string]float64, string, error) {
 	case rule == "":
 		rule = "requested"
 	}
-	switch rule {
-	case "requested", "equal":
+	if rule == "requested" || rule == "equal" {
+		read, name := trace.RequestedQuotas, "∝ GPUs requested per tenant"
+		if rule == "equal" {
+			read, name = trace.EqualQuotas, "equal"
+		}
 		src, err := w.open()
 		if err != nil {
 			return nil, "", err
 		}
-		var q map[string]float64
-		if rule == "requested" {
-			q, err = trace.RequestedQuotas(src)
-		} else {
-			q, err = trace.EqualQuotas(src)
-		}
+		q, err := read(src)
 		w.close()
 		if err != nil {
 			return nil, "", err
 		}
-		if rule == "requested" {
-			return q, "∝ GPUs requested per tenant", nil
-		}
-		return q, "equal", nil
+		return q, name, nil
 	}
 	q, err := trace.ReadQuotas(rule)
 	if err != nil {
