@@ -1,13 +1,10 @@
 package baselines
 
-import (
-	"github.com/astraea-sched/astraea/ledger"
-	"github.com/astraea-sched/astraea/simulate"
-)
+import "github.com/astraea-sched/astraea/simulate"
 
 // Ablations returns the three ASTRAEA ablations of the paper's discussion,
-// built on package simulate's ASTRAEA policy (simulate.NewAstraea), each
-// changing one option of simulate.DefaultAstraeaOptions:
+// package simulate's ASTRAEA policy with one option of
+// simulate.DefaultAstraeaOptions changed:
 //
 //   - "astraea-eq8": tenant accounts by Eq. 8 (fair share = min(demand,
 //     quota)) instead of Eq. 16 (quota, accruing while idle);
@@ -17,22 +14,13 @@ import (
 //     a tenant can be picked again in the same round without seeing what it
 //     was just given.
 //
-// The names match simulate.Policies, so either table gives the same runs.
+// The constructors are those of simulate.Policies, so either table gives the
+// same runs.
 func Ablations() []Entry {
-	with := func(name string, change func(*simulate.AstraeaOptions)) simulate.Constructor {
-		return func() (simulate.Policy, error) {
-			o := simulate.DefaultAstraeaOptions()
-			o.Name = name
-			change(&o)
-			return simulate.NewAstraea(o)
-		}
-	}
+	p := simulate.Policies()
 	return []Entry{
-		{"astraea-eq8", "ASTRAEA with Eq. 8 (demand-aware) tenant accounts",
-			with("astraea-eq8", func(o *simulate.AstraeaOptions) { o.Accounts = ledger.DemandAware })},
-		{"astraea-single", "ASTRAEA without the tenant level (job ledger only)",
-			with("astraea-single", func(o *simulate.AstraeaOptions) { o.SingleLevel = true })},
-		{"astraea-nocredit", "ASTRAEA without the lease pre-credit",
-			with("astraea-nocredit", func(o *simulate.AstraeaOptions) { o.NoPreCredit = true })},
+		{"astraea-eq8", "ASTRAEA with Eq. 8 (demand-aware) tenant accounts", p["astraea-eq8"]},
+		{"astraea-single", "ASTRAEA without the tenant level (job ledger only)", p["astraea-single"]},
+		{"astraea-nocredit", "ASTRAEA without the lease pre-credit", p["astraea-nocredit"]},
 	}
 }

@@ -65,6 +65,9 @@ func TestTableIsFresh(t *testing.T) {
 func TestAblationsMatchSimulatePolicies(t *testing.T) {
 	pols := simulate.Policies()
 	for _, e := range Ablations() {
+		if e.New == nil {
+			t.Fatalf("%s has no constructor", e.Name)
+		}
 		p, err := e.New()
 		if err != nil {
 			t.Fatal(err)
