@@ -273,15 +273,7 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 	}
 	stored := p.clone()
 	for _, s := range stored.Slots {
-		e, _ := c.nodes.Get(nodeEntry{id: s.Node})
-		n := c.mutNode(e)
-		old := n.snapshot()
-		for _, g := range s.GPUs {
-			n.mark(g, true)
-		}
-		n.free -= len(s.GPUs)
-		c.used += len(s.GPUs)
-		c.reindex(n, old)
+		c.markSlot(s, true)
 	}
 	c.allocs.ReplaceOrInsert(allocEntry{id: id, p: stored})
 	return nil
@@ -296,15 +288,25 @@ func (c *Cluster) Release(id string) (Placement, error) {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
 	for _, s := range e.p.Slots {
-		ne, _ := c.nodes.Get(nodeEntry{id: s.Node})
-		n := c.mutNode(ne)
-		old := n.snapshot()
-		for _, g := range s.GPUs {
-			n.mark(g, false)
-		}
-		n.free += len(s.GPUs)
-		c.used -= len(s.GPUs)
-		c.reindex(n, old)
+		c.markSlot(s, false)
 	}
 	return e.p, nil
+}
+
+// markSlot marks the GPUs of slot s held (or free) on their node, updates
+// the counts and reindexes the node. The caller has validated s.
+func (c *Cluster) markSlot(s Slot, held bool) {
+	e, _ := c.nodes.Get(nodeEntry{id: s.Node})
+	n := c.mutNode(e)
+	old := n.snapshot()
+	for _, g := range s.GPUs {
+		n.mark(g, held)
+	}
+	d := len(s.GPUs)
+	if held {
+		d = -d
+	}
+	n.free += d
+	c.used -= d
+	c.reindex(n, old)
 }
