@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/btree"
 )
@@ -180,15 +181,7 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 	}
 	e, _ := c.nodes.Get(nodeEntry{id: rem.id})
 	slots = append(slots, Slot{Node: rem.id, GPUs: e.n.lowestFree(rest)})
-	slices.SortFunc(slots, func(a, b Slot) int {
-		if a.Node < b.Node {
-			return -1
-		}
-		if a.Node > b.Node {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.Node, b.Node) })
 	return Placement{Slots: slots}
 }
 
