@@ -21,12 +21,6 @@ type idSet struct {
 	names []Candidate
 }
 
-func newIDSet(cands []Candidate) *idSet {
-	s := new(idSet)
-	s.reset(cands)
-	return s
-}
-
 // reset empties the set for cands, reusing its tables when large enough.
 func (s *idSet) reset(cands []Candidate) {
 	size := 1

@@ -517,7 +517,8 @@ func TestIDSetFindsEveryDuplicate(t *testing.T) {
 	for i := range 5000 {
 		cands = append(cands, Candidate{Job: ledger.JobID(fmt.Sprintf("job-%d", i%3000))})
 	}
-	s := newIDSet(cands)
+	var s idSet
+	s.reset(cands)
 	for i, c := range cands {
 		j := s.insert(i, c.Job)
 		switch {
