@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate/metrics"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
@@ -37,18 +38,24 @@ func (g *greedy) Schedule(s *State) (Decision, error) {
 			d.Grants = append(d.Grants, Grant{Job: r.Job.ID, Lease: g.lease, Renew: true})
 		}
 	}
-	c := s.Cluster.Clone()
-	for _, p := range s.Pending {
+	err := grantFitting(&d, s.Cluster.Clone(), s.Pending, g.lease)
+	return d, err
+}
+
+// grantFitting grants the pending jobs, in order, that fit on c, allocating
+// each on c.
+func grantFitting(d *Decision, c *placement.Cluster, pending []*JobState, lease time.Duration) error {
+	for _, p := range pending {
 		pl, err := c.Place(p.Job.GPUs)
 		if err != nil {
 			continue
 		}
 		if err := c.Allocate(p.Job.ID, pl); err != nil {
-			return d, err
+			return err
 		}
-		d.Grants = append(d.Grants, Grant{Job: p.Job.ID, Placement: pl, Lease: g.lease})
+		d.Grants = append(d.Grants, Grant{Job: p.Job.ID, Placement: pl, Lease: lease})
 	}
-	return d, nil
+	return nil
 }
 
 func testConfig(nodes, gpn int, tenants ...string) Config {
@@ -245,17 +252,8 @@ func (preemptFor) Schedule(s *State) (Decision, error) {
 		}
 		d.Grants = append(d.Grants, Grant{Job: r.Job.ID, Renew: true, Lease: s.Lease})
 	}
-	for _, p := range s.Pending {
-		pl, err := c.Place(p.Job.GPUs)
-		if err != nil {
-			continue
-		}
-		if err := c.Allocate(p.Job.ID, pl); err != nil {
-			return d, err
-		}
-		d.Grants = append(d.Grants, Grant{Job: p.Job.ID, Placement: pl, Lease: s.Lease})
-	}
-	return d, nil
+	err := grantFitting(&d, c, s.Pending, s.Lease)
+	return d, err
 }
 
 func TestRunExcludesJobsLargerThanTheCluster(t *testing.T) {
