@@ -593,13 +593,22 @@ func (e *engine) begin(j *job) error {
 	return nil
 }
 
-// complete finishes a job that has run its trace duration.
-func (e *engine) complete(j *job) error {
-	t := e.now
+// leaveCluster frees a running job's GPUs in the cluster and takes it out
+// of the running set (it finishes or is suspended).
+func (e *engine) leaveCluster(j *job) error {
 	if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
 		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
 	}
 	e.running.remove(j)
+	return nil
+}
+
+// complete finishes a job that has run its trace duration.
+func (e *engine) complete(j *job) error {
+	t := e.now
+	if err := e.leaveCluster(j); err != nil {
+		return err
+	}
 	fs := finalState(j.st.Job.FinalState())
 	if err := e.ledgerDo("finish", j, t, func(l *ledger.Ledger) error { return l.Finish(e.at(t), j.id, fs) }); err != nil {
 		return err

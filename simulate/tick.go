@@ -203,10 +203,9 @@ func (e *engine) apply(d Decision) error {
 // waiting for its start barrier is simply put back.
 func (e *engine) preempt(j *job) error {
 	now := e.now
-	if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
-		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
+	if err := e.leaveCluster(j); err != nil {
+		return err
 	}
-	e.running.remove(j)
 	wasRunning := j.phase == phRunning
 	j.base = j.attained(now)
 	j.gen++
