@@ -2,24 +2,11 @@ package simulate_test
 
 import (
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/astraea-sched/astraea/simulate"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
-
-// jobs is a tiny inline workload.
-type jobs []trace.Job
-
-func (j *jobs) Next() (trace.Job, error) {
-	if len(*j) == 0 {
-		return trace.Job{}, io.EOF
-	}
-	next := (*j)[0]
-	*j = (*j)[1:]
-	return next, nil
-}
 
 // Two tenants share one 8-GPU node. Tenant "a" submits a long 8-GPU job;
 // tenant "b" submits a short one a minute later. At a's first lease end
@@ -29,10 +16,10 @@ func (j *jobs) Next() (trace.Job, error) {
 // owed half the node, so a, which borrowed b's half, ends with ρ > 1.
 func ExampleRun() {
 	t0 := time.Date(2020, 9, 7, 0, 0, 0, 0, time.UTC)
-	src := &jobs{
+	src := trace.FromJobs([]trace.Job{
 		{ID: "a-train", Tenant: "a", GPUs: 8, Submit: t0, Duration: time.Hour},
 		{ID: "b-eval", Tenant: "b", GPUs: 8, Submit: t0.Add(time.Minute), Duration: 5 * time.Minute},
-	}
+	})
 	cfg := simulate.DefaultConfig(1, 8, map[string]float64{"a": 1, "b": 1})
 	p, err := simulate.NewAstraea(simulate.DefaultAstraeaOptions())
 	if err != nil {

@@ -2,7 +2,6 @@ package baselines_test
 
 import (
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/astraea-sched/astraea/simulate"
@@ -25,27 +24,16 @@ func ExampleAll() {
 	// gandiva-fair
 }
 
-type jobs []trace.Job
-
-func (j *jobs) Next() (trace.Job, error) {
-	if len(*j) == 0 {
-		return trace.Job{}, io.EOF
-	}
-	next := (*j)[0]
-	*j = (*j)[1:]
-	return next, nil
-}
-
 // Run YARN-CS on one 8-GPU node shared half and half: tenant a cannot use
 // b's idle half, so its second job waits for the first.
 func ExampleNewYARNCS() {
 	start := time.Date(2020, 9, 7, 0, 0, 0, 0, time.UTC)
-	src := jobs{
+	src := trace.FromJobs([]trace.Job{
 		{ID: "a1", Tenant: "a", GPUs: 4, Submit: start, Duration: time.Hour},
 		{ID: "a2", Tenant: "a", GPUs: 4, Submit: start, Duration: time.Hour},
-	}
+	})
 	cfg := simulate.DefaultConfig(1, 8, map[string]float64{"a": 1, "b": 1})
-	res, err := simulate.Run(cfg, &src, baselines.NewYARNCS(baselines.YARNConfig{}))
+	res, err := simulate.Run(cfg, src, baselines.NewYARNCS(baselines.YARNConfig{}))
 	if err != nil {
 		fmt.Println(err)
 		return
