@@ -241,7 +241,7 @@ func (e *engine) preempt(j *job) error {
 // completion event stays valid unless the renewal pauses it.
 func (e *engine) renew(j *job, g Grant) error {
 	now := e.now
-	if len(g.Placement.Slots) > 0 && !samePlacement(g.Placement, j.st.Placement) {
+	if len(g.Placement.Slots) > 0 && !g.Placement.Equal(j.st.Placement) {
 		return e.badDecision(g.Job, "renewal moves the job")
 	}
 	e.res.Stats.Renewals++
@@ -319,12 +319,6 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	j.phase = phStarting
 	e.q.push(event{at: barrier, kind: evStart, j: j.idx, gen: j.gen})
 	return nil
-}
-
-func samePlacement(a, b placement.Placement) bool {
-	return slices.EqualFunc(a.Slots, b.Slots, func(x, y placement.Slot) bool {
-		return x.Node == y.Node && slices.Equal(x.GPUs, y.GPUs)
-	})
 }
 
 func (e *engine) addPending(j *job) {
