@@ -39,31 +39,17 @@ func (l *Ledger) Check() error {
 			bad("%s: breakpoint at %d outside [0, now]", what, t)
 		}
 	}
-	check1 := func(what string, s *series1, rate float64) {
+	check1 := func(what string, s *series, rate float64) {
 		prev := int64(0)
-		s.st.each(func(i int, p *point1) {
+		s.st.each(l.lam, func(i int, p point) {
 			checkTimes(what, i, p.t, prev)
 			prev = p.t
-			if math.IsNaN(p.v) || math.IsNaN(p.r) || p.v < -eps {
-				bad("%s: invalid breakpoint %+v", what, *p)
+			if math.IsNaN(p.v) || math.IsNaN(p.r) || math.IsInf(p.v, 0) || math.IsInf(p.r, 0) || p.v < -eps {
+				bad("%s: invalid breakpoint %+v", what, p)
 			}
 		})
 		if s.st.len() == 0 || s.rate() != rate {
 			bad("%s: rate %v, state says %v", what, s.rate(), rate)
-		}
-	}
-	check2 := func(what string, s *series2, ra, rb float64) {
-		prev := int64(0)
-		s.st.each(func(i int, p *point2) {
-			checkTimes(what, i, p.t, prev)
-			prev = p.t
-			if math.IsNaN(p.a+p.b+p.ra+p.rb) || p.a < -eps || p.b < -eps {
-				bad("%s: invalid breakpoint %+v", what, *p)
-			}
-		})
-		a, b := s.rates()
-		if s.st.len() == 0 || a != ra || b != rb {
-			bad("%s: rates (%v, %v), state says (%v, %v)", what, a, b, ra, rb)
 		}
 	}
 
@@ -168,7 +154,8 @@ func (l *Ledger) Check() error {
 			bad("tenant %q: fair rate %v, formula says %v", tn.id, tn.fair, f)
 		}
 		sumFair += tn.fair
-		check2(fmt.Sprintf("tenant %q", tn.id), &tn.s, float64(tn.alloc), tn.fair)
+		check1(fmt.Sprintf("tenant %q alloc", tn.id), &tn.s, float64(tn.alloc))
+		check1(fmt.Sprintf("tenant %q fair share", tn.id), &tn.fs, tn.fair)
 		if len(tn.groups) != len(tn.groupIx) || len(tn.groups) != len(a.perGroup) {
 			bad("tenant %q: %d groups, %d indexed, %d used", tn.id, len(tn.groups), len(tn.groupIx), len(a.perGroup))
 		}
@@ -195,7 +182,8 @@ func (l *Ledger) Check() error {
 	if l.mode == QuotaShare && anyRegistered && !close(sumFair, m) {
 		bad("QuotaShare: Σ tenant fair rates %v ≠ M = %v", sumFair, m)
 	}
-	check2("cluster", &l.cluster, m, float64(l.running))
+	check1("cluster capacity", &l.capa, m)
+	check1("cluster allocated", &l.used, float64(l.running))
 	check1("cluster idle", &l.idle, max(0, m-float64(l.running)))
 	if len(errs) > 0 {
 		return fmt.Errorf("ledger: check: %w", errors.Join(errs...))

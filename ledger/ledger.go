@@ -82,8 +82,9 @@ type Ledger struct {
 	capacity GPUs
 	sumW     float64 // Σ weights of registered tenants
 	running  GPUs    // Σ demand of running jobs
-	cluster  series2 // a: capacity M, b: allocated Σ running demand
-	idle     series1 // max(0, M − allocated)
+	capa     series  // capacity M
+	used     series  // allocated: Σ running demand
+	idle     series  // max(0, M − allocated)
 	tenants  []*tenant
 	tenantIx map[TenantID]*tenant
 	jobs     map[JobID]*job
@@ -99,7 +100,8 @@ type tenant struct {
 	nActive    int
 	activeW    float64 // Σ weight of active jobs
 	fair       float64 // current FairShare_j
-	s          series2 // a: Alloc_j, b: FairShare_j
+	s          series  // Alloc_j
+	fs         series  // FairShare_j
 	groups     []*group
 	groupIx    map[float64]*group // θ = D/w → group of active jobs
 }
@@ -111,7 +113,7 @@ type group struct {
 	theta float64
 	n     int // active jobs in the group
 	ix    int // index in tenant.groups, -1 once dropped
-	s     series1
+	s     series
 }
 
 type jobState uint8
@@ -129,7 +131,7 @@ type job struct {
 	tn     *tenant
 	demand GPUs
 	finish int64
-	alloc  series1 // rate demand while running
+	alloc  series // rate demand while running
 
 	id        JobID
 	weight    float64
@@ -138,16 +140,16 @@ type job struct {
 	grp       *group     // current group while active
 	finalFair float64    // fair value at finish
 	seg0      [1]segment // backing for segs: most jobs never change weight
-	allocC    [1][]point1
-	allocP    [2]point1 // backing for the first alloc breakpoints (start, stop)
+	allocB    [1]block   // backing for the first block of alloc breakpoints
+	allocP    [16]byte   // and for its first encoded breakpoints
 }
 
-// newJob returns a job record whose first segment and first two alloc
+// newJob returns a job record whose first segment and first alloc
 // breakpoints live inside the record itself.
 func newJob(id JobID) *job {
 	j := &job{id: id}
 	j.segs = j.seg0[:0]
-	j.alloc.st.inline(j.allocC[:], j.allocP[:])
+	j.alloc.st.inline(j.allocB[:], j.allocP[:])
 	return j
 }
 
@@ -299,7 +301,8 @@ func (l *Ledger) fairOf(tn *tenant) float64 {
 func (l *Ledger) refreshTenant(tn *tenant, t int64) {
 	tb := l.trimBefore()
 	tn.fair = l.fairOf(tn)
-	tn.s.set(t, float64(tn.alloc), tn.fair, l.lam, tb)
+	tn.s.set(t, float64(tn.alloc), l.lam, tb)
+	tn.fs.set(t, tn.fair, l.lam, tb)
 	x := 0.0
 	if tn.nActive > 0 && tn.activeW > 0 {
 		x = tn.fair / tn.activeW
@@ -327,7 +330,8 @@ func (l *Ledger) refreshAll(t int64) {
 func (l *Ledger) refreshCluster(t int64) {
 	tb := l.trimBefore()
 	m, a := float64(l.capacity), float64(l.running)
-	l.cluster.set(t, m, a, l.lam, tb)
+	l.capa.set(t, m, l.lam, tb)
+	l.used.set(t, a, l.lam, tb)
 	l.idle.set(t, max(0, m-a), l.lam, tb)
 }
 
@@ -613,7 +617,7 @@ func (l *Ledger) setRunning(j *job, t int64, on bool) {
 		l.running -= j.demand
 		j.alloc.set(t, 0, l.lam, tb)
 	}
-	tn.s.set(t, float64(tn.alloc), tn.fair, l.lam, tb)
+	tn.s.set(t, float64(tn.alloc), l.lam, tb)
 	l.refreshCluster(t)
 }
 
@@ -681,13 +685,14 @@ func (l *Ledger) Reset(at time.Time) error {
 	}
 	l.done = slices.DeleteFunc(l.done, func(j *job) bool { return j.finish < t })
 	for _, tn := range l.tenants {
-		tn.s.trim(t)
+		tn.s.trim(t, l.lam)
+		tn.fs.trim(t, l.lam)
 		for _, g := range tn.groups {
-			g.s.trim(t)
+			g.s.trim(t, l.lam)
 		}
 	}
 	for _, j := range l.jobs {
-		j.alloc.trim(t)
+		j.alloc.trim(t, l.lam)
 		if j.grp == nil {
 			continue
 		}
@@ -698,7 +703,8 @@ func (l *Ledger) Reset(at time.Time) error {
 		}
 		j.segs = j.segs[k:]
 	}
-	l.cluster.trim(t)
-	l.idle.trim(t)
+	l.capa.trim(t, l.lam)
+	l.used.trim(t, l.lam)
+	l.idle.trim(t, l.lam)
 	return nil
 }

@@ -68,9 +68,9 @@ func (l *Ledger) window(op string, tn TenantID, j JobID, from, to time.Time) (in
 }
 
 func (l *Ledger) tenantWindow(tn *tenant, f, t int64) Account {
-	a1, b1 := tn.s.at(f, l.lam)
-	a2, b2 := tn.s.at(t, l.lam)
-	return account(l.lam.window(a1, a2, f, t), l.lam.window(b1, b2, f, t))
+	a := l.lam.window(tn.s.at(f, l.lam), tn.s.at(t, l.lam), f, t)
+	fr := l.lam.window(tn.fs.at(f, l.lam), tn.fs.at(t, l.lam), f, t)
+	return account(a, fr)
 }
 
 func (l *Ledger) jobWindow(j *job, f, t int64) Account {
@@ -122,13 +122,8 @@ func (l *Ledger) ClusterAccount(from, to time.Time) (ClusterAccount, error) {
 	if err != nil {
 		return ClusterAccount{}, err
 	}
-	c1, a1 := l.cluster.at(f, l.lam)
-	c2, a2 := l.cluster.at(t, l.lam)
-	return ClusterAccount{
-		Capacity:  GPUSeconds(l.lam.window(c1, c2, f, t)),
-		Allocated: GPUSeconds(l.lam.window(a1, a2, f, t)),
-		Idle:      GPUSeconds(l.lam.window(l.idle.at(f, l.lam), l.idle.at(t, l.lam), f, t)),
-	}, nil
+	w := func(s *series) GPUSeconds { return GPUSeconds(l.lam.window(s.at(f, l.lam), s.at(t, l.lam), f, t)) }
+	return ClusterAccount{Capacity: w(&l.capa), Allocated: w(&l.used), Idle: w(&l.idle)}, nil
 }
 
 // View returns the read-only face a scheduler consumes at time at: accounts

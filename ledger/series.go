@@ -1,29 +1,47 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 )
 
 // Accounts are integrals of piecewise-constant rates. Each integrated
-// quantity is stored as an append-only sequence of breakpoints, one per rate
-// change: the (decayed) cumulative value at the breakpoint and the rates that
-// hold from it until the next one. Event times never decrease, so appending
-// keeps the sequence sorted and a point lookup is a binary search, O(log n).
-// The sequence is a list of fixed-size chunks rather than a btree: an append
-// is O(1) (one allocation per chunk, never a copy of old breakpoints), a
-// lookup is two binary searches over contiguous memory, and trimming a
-// trailing window drops whole chunks from the front. A btree would pay for
-// rebalancing and per-node pointers to support inserts in the middle, which
-// time-ordered accounts never need. Two
-// events at the same instant share one breakpoint (the later rates win), so
-// breakpoint times are strictly increasing and zero-length intervals
-// contribute nothing.
+// quantity is a series of breakpoints, one per rate change: the (decayed)
+// cumulative value at the breakpoint and the rate that holds from it until the
+// next one. Event times never decrease, so appending keeps the series sorted.
+// Two events at the same instant share one breakpoint (the later rate wins),
+// so breakpoint times strictly increase and zero-length intervals contribute
+// nothing.
 //
 // With decay rate λ (0 without HalfLife) the stored value is
 // V(t) = ∫_{−∞}^{t} r(τ)·e^(−λ(t−τ)) dτ, which stays bounded however long the
 // history is; the account over [from, to) is V(to) − V(from)·e^(−λ(to−from)).
 // With λ = 0 this is the plain difference of cumulative integrals.
+//
+// # Storage
+//
+// An unbounded ledger keeps every breakpoint, so the bytes an event retains
+// are its dominant cost: fresh memory is paid for when first touched (a page
+// fault, zeroing) and again by the garbage collector's heap growth. A
+// breakpoint's value is never stored when it can be recomputed exactly: it is
+// grow(previous value, previous rate, Δt), the very float operation that
+// produced it. So a series is a list of blocks of at most blockLen
+// breakpoints; a block holds its first breakpoint in full and the others as
+// a few bytes each: the time delta and the rate, the rate as an integer
+// difference from the previous rate when that is exact (allocations, counted
+// in whole GPUs) and as its 8-byte bit pattern otherwise (fair shares). A
+// Start or Stop thus retains about 4 bytes per series it changes instead of
+// 24. Replaying a block repeats the original arithmetic, so every value is
+// bit-identical to one stored in full.
+//
+// Costs: an append is O(1) (one allocation per page of bytes, pages reused
+// by later blocks until full); the last breakpoint (the head) is kept
+// decoded, so reading or extending the current state decodes nothing; a
+// lookup at time t is a binary search over the blocks, O(log n), plus the
+// replay of at most blockLen−1 breakpoints inside one block; trimming a
+// trailing window drops whole blocks and then breakpoints from the front of
+// the first block.
 
 // sec converts nanoseconds to seconds.
 func sec(dt int64) float64 { return float64(dt) / 1e9 }
@@ -60,230 +78,276 @@ func (d decay) window(vFrom, vTo float64, from, to int64) float64 {
 	return w
 }
 
-// chunkSize is the number of breakpoints per chunk once a series outgrows
-// its first chunk (which grows like a slice, so short series stay small).
-const chunkSize = 256
+const (
+	// blockLen bounds the breakpoints of a block, hence the replay of a
+	// lookup.
+	blockLen = 32
+	// maxEnc is the longest encoding of one breakpoint: a uvarint delta and
+	// an 8-byte rate (or a shorter varint).
+	maxEnc = binary.MaxVarintLen64 + 8
+	// firstPage and maxPage bound the byte pages of a series: pages double
+	// from firstPage so short series stay small.
+	firstPage = 32
+	maxPage   = 2048
+	// minRoom is the least room left in a page worth starting a block in.
+	minRoom = 16
+)
 
-type timed interface{ time() int64 }
-
-// store is an append-only, time-ordered sequence of breakpoints in chunks.
-// Chunks are never empty; breakpoint times strictly increase.
-type store[P timed] struct {
-	c [][]P
-	n int
-}
-
-func (s *store[P]) len() int { return s.n }
-
-// last returns the last breakpoint, or nil.
-func (s *store[P]) last() *P {
-	if s.n == 0 {
-		return nil
-	}
-	ch := s.c[len(s.c)-1]
-	return &ch[len(ch)-1]
-}
-
-// first returns the first breakpoint, or nil.
-func (s *store[P]) first() *P {
-	if s.n == 0 {
-		return nil
-	}
-	return &s.c[0][0]
-}
-
-// push appends p. O(1); allocates once per chunk.
-func (s *store[P]) push(p P) {
-	k := len(s.c) - 1
-	switch {
-	case k < 0 && cap(s.c) > 0 && cap(s.c[:1][0]) > 0:
-		// storage provided by the owner (see inline)
-		s.c = s.c[:1]
-		s.c[0] = append(s.c[0][:0], p)
-	case k < 0:
-		s.c = append(s.c, append(make([]P, 0, 1), p))
-	case len(s.c[k]) < chunkSize:
-		s.c[k] = append(s.c[k], p)
-	default:
-		ch := make([]P, 1, chunkSize)
-		ch[0] = p
-		s.c = append(s.c, ch)
-	}
-	s.n++
-}
-
-// inline makes the store use room owned by its owner for its first
-// breakpoints (outer must have capacity ≥ 1, first capacity ≥ 1), so a short
-// series costs no allocation of its own. The store must be empty.
-func (s *store[P]) inline(outer [][]P, first []P) {
-	outer = outer[:1]
-	outer[0] = first[:0]
-	s.c = outer[:0]
-}
-
-// locate returns the chunk and index of the last breakpoint with time ≤ t,
-// or ok = false if there is none. O(log n).
-func (s *store[P]) locate(t int64) (ci, k int, ok bool) {
-	if s.n == 0 || t < s.c[0][0].time() {
-		return 0, 0, false
-	}
-	ci = len(s.c) - 1
-	if t < s.c[ci][0].time() {
-		ci = sort.Search(len(s.c), func(i int) bool { return s.c[i][0].time() > t }) - 1
-	}
-	ch := s.c[ci]
-	k = len(ch) - 1
-	if t < ch[k].time() {
-		k = sort.Search(len(ch), func(i int) bool { return ch[i].time() > t }) - 1
-	}
-	return ci, k, true
-}
-
-// find returns the last breakpoint with time ≤ t, or nil. O(log n), O(1)
-// when t is at or after the last breakpoint.
-func (s *store[P]) find(t int64) *P {
-	ci, k, ok := s.locate(t)
-	if !ok {
-		return nil
-	}
-	return &s.c[ci][k]
-}
-
-// trim drops the breakpoints that no time ≥ begin needs: all before the
-// last one at or before begin. O(1) when there is nothing to drop.
-func (s *store[P]) trim(begin int64) {
-	if s.n < 2 || begin == math.MinInt64 {
-		return
-	}
-	second := 0
-	if len(s.c[0]) > 1 {
-		second = 1
-	}
-	ch := s.c[0]
-	if second == 0 {
-		ch = s.c[1]
-	}
-	if ch[second].time() > begin {
-		return
-	}
-	ci, k, _ := s.locate(begin)
-	for i := range ci {
-		s.n -= len(s.c[i])
-		s.c[i] = nil
-	}
-	s.c = s.c[ci:]
-	s.n -= k
-	s.c[0] = s.c[0][k:]
-}
-
-// each calls f on every breakpoint in time order.
-func (s *store[P]) each(f func(i int, p *P)) {
-	i := 0
-	for _, ch := range s.c {
-		for k := range ch {
-			f(i, &ch[k])
-			i++
-		}
-	}
-}
-
-// point2 is a breakpoint of two integrated quantities (a and b).
-type point2 struct {
-	t      int64
-	a, b   float64 // values at t
-	ra, rb float64 // rates from t on
-}
-
-func (p point2) time() int64 { return p.t }
-
-// series2 integrates two rates (Alloc and FairShare of a tenant; capacity and
-// allocation of the cluster).
-type series2 struct{ st store[point2] }
-
-// set records that from time t (≥ the last breakpoint) the rates are ra, rb.
-// O(1); with trailing history it also drops breakpoints that end before
-// begin.
-func (s *series2) set(t int64, ra, rb float64, d decay, begin int64) {
-	last := s.st.last()
-	if last == nil {
-		s.st.push(point2{t: t, ra: ra, rb: rb})
-		return
-	}
-	if last.ra == ra && last.rb == rb {
-		return
-	}
-	if last.t == t {
-		last.ra, last.rb = ra, rb
-		return
-	}
-	p := point2{t: t, a: d.grow(last.a, last.ra, t-last.t), b: d.grow(last.b, last.rb, t-last.t), ra: ra, rb: rb}
-	s.st.trim(begin)
-	s.st.push(p)
-}
-
-// at returns the values at time t. O(log n); O(1) when t is at or after the
-// last breakpoint.
-func (s *series2) at(t int64, d decay) (a, b float64) {
-	p := s.st.find(t)
-	if p == nil {
-		return 0, 0
-	}
-	return d.grow(p.a, p.ra, t-p.t), d.grow(p.b, p.rb, t-p.t)
-}
-
-// rates returns the current rates (those of the last breakpoint).
-func (s *series2) rates() (ra, rb float64) {
-	if p := s.st.last(); p != nil {
-		return p.ra, p.rb
-	}
-	return 0, 0
-}
-
-func (s *series2) trim(begin int64) { s.st.trim(begin) }
-
-// point1 is a breakpoint of one integrated quantity.
-type point1 struct {
+// point is one breakpoint.
+type point struct {
 	t int64
 	v float64 // value at t
 	r float64 // rate from t on
 }
 
-func (p point1) time() int64 { return p.t }
-
-// series1 integrates one rate (a job's Alloc, a group's ∫min(θ, x)).
-type series1 struct{ st store[point1] }
-
-func (s *series1) set(t int64, r float64, d decay, begin int64) {
-	last := s.st.last()
-	if last == nil {
-		s.st.push(point1{t: t, r: r})
-		return
-	}
-	if last.r == r {
-		return
-	}
-	if last.t == t {
-		last.r = r
-		return
-	}
-	p := point1{t: t, v: d.grow(last.v, last.r, t-last.t), r: r}
-	s.st.trim(begin)
-	s.st.push(p)
+// block is a run of breakpoints: the first in full, the rest encoded in b.
+type block struct {
+	p   point
+	b   []byte // encoded breakpoints after p
+	cnt int    // breakpoints in the block, p included
 }
 
-func (s *series1) at(t int64, d decay) float64 {
-	p := s.st.find(t)
-	if p == nil {
+// store is a time-ordered sequence of breakpoints in blocks. Blocks are never
+// empty; breakpoint times strictly increase.
+type store struct {
+	head   point   // the last breakpoint, decoded (valid when n > 0)
+	prevR  float64 // rate of the breakpoint before head (the delta base of its encoding)
+	n      int
+	blocks []block
+	headAt int32 // offset of head's encoding in the last block's b; −1 if head is that block's p
+	page   int32 // size of the last byte page allocated
+}
+
+func (s *store) len() int { return s.n }
+
+// inline makes the store use room owned by its owner for its first block and
+// first bytes, so a short series costs no allocation of its own. The store
+// must be empty.
+func (s *store) inline(blocks []block, page []byte) {
+	s.blocks = blocks[:0]
+	if len(blocks) > 0 {
+		blocks[0].b = page[:0]
+	}
+	s.page = int32(len(page))
+}
+
+// encode appends the breakpoint that follows one with rate prevR after dt
+// nanoseconds and has rate r.
+func encode(b []byte, dt int64, prevR, r float64) []byte {
+	d := r - prevR
+	if d >= -1<<53 && d <= 1<<53 && d == math.Trunc(d) &&
+		math.Float64bits(prevR+float64(int64(d))) == math.Float64bits(r) {
+		b = binary.AppendUvarint(b, uint64(dt)<<1)
+		return binary.AppendVarint(b, int64(d))
+	}
+	b = binary.AppendUvarint(b, uint64(dt)<<1|1)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(r))
+}
+
+// next decodes the breakpoint encoded at the start of b that follows p, and
+// the bytes it takes. The bytes were written by encode, so they are valid.
+func next(p point, b []byte, d decay) (point, int) {
+	u, n := binary.Uvarint(b)
+	dt := int64(u >> 1)
+	q := point{t: p.t + dt, v: d.grow(p.v, p.r, dt)}
+	if u&1 == 0 {
+		k, m := binary.Varint(b[n:])
+		q.r = p.r + float64(k)
+		return q, n + m
+	}
+	q.r = math.Float64frombits(binary.LittleEndian.Uint64(b[n:]))
+	return q, n + 8
+}
+
+// push appends p (p.t after the last breakpoint). When p's value is exactly
+// what the series computes at p.t it is encoded in a few bytes, otherwise it
+// starts a block of its own. O(1); allocates once per page.
+func (s *store) push(p point, d decay) {
+	if s.n > 0 && math.Float64bits(d.grow(s.head.v, s.head.r, p.t-s.head.t)) == math.Float64bits(p.v) {
+		s.add(p)
+		return
+	}
+	s.open(p)
+}
+
+// add appends p, whose value is grow(head) at p.t. O(1); allocates once per
+// page.
+func (s *store) add(p point) {
+	h := s.head
+	lb := &s.blocks[len(s.blocks)-1]
+	var buf [maxEnc]byte
+	e := encode(buf[:0], p.t-h.t, h.r, p.r)
+	if lb.cnt >= blockLen || cap(lb.b)-len(lb.b) < len(e) {
+		s.open(p)
+		return
+	}
+	s.headAt = int32(len(lb.b))
+	lb.b = append(lb.b, e...)
+	lb.cnt++
+	s.prevR, s.head = h.r, p
+	s.n++
+}
+
+// open starts a block with p, in the room left in the current page or in a
+// new page.
+func (s *store) open(p point) {
+	var room []byte
+	switch k := len(s.blocks); {
+	case k == 0 && cap(s.blocks) > 0 && cap(s.blocks[:1][0].b) > 0:
+		room = s.blocks[:1][0].b[:0] // storage provided by the owner (see inline)
+	case k > 0 && cap(s.blocks[k-1].b)-len(s.blocks[k-1].b) >= minRoom:
+		lb := &s.blocks[k-1]
+		room = lb.b[len(lb.b):len(lb.b)]
+		lb.b = lb.b[:len(lb.b):len(lb.b)]
+	default:
+		s.page = min(max(2*s.page, firstPage), maxPage)
+		room = make([]byte, 0, s.page)
+	}
+	if s.n > 0 {
+		s.prevR = s.head.r
+	}
+	s.blocks = append(s.blocks, block{p: p, b: room, cnt: 1})
+	s.head, s.headAt = p, -1
+	s.n++
+}
+
+// setHeadRate replaces the rate of the last breakpoint. O(1).
+func (s *store) setHeadRate(r float64) {
+	lb := &s.blocks[len(s.blocks)-1]
+	if s.headAt < 0 {
+		lb.p.r = r
+	} else {
+		u, _ := binary.Uvarint(lb.b[s.headAt:])
+		lb.b = encode(lb.b[:s.headAt], int64(u>>1), s.prevR, r)
+	}
+	s.head.r = r
+}
+
+// locate returns the block holding the last breakpoint with time ≤ t, or −1
+// if there is none. O(log n).
+func (s *store) locate(t int64) int {
+	if s.n == 0 || t < s.blocks[0].p.t {
+		return -1
+	}
+	bi := len(s.blocks) - 1
+	if t < s.blocks[bi].p.t {
+		bi = sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].p.t > t }) - 1
+	}
+	return bi
+}
+
+// find returns the last breakpoint with time ≤ t; false if there is none.
+// O(log n + blockLen), O(1) when t is at or after the last breakpoint.
+func (s *store) find(t int64, d decay) (point, bool) {
+	if s.n > 0 && t >= s.head.t {
+		return s.head, true
+	}
+	bi := s.locate(t)
+	if bi < 0 {
+		return point{}, false
+	}
+	blk := &s.blocks[bi]
+	p, b := blk.p, blk.b
+	for len(b) > 0 {
+		q, n := next(p, b, d)
+		if q.t > t {
+			break
+		}
+		p, b = q, b[n:]
+	}
+	return p, true
+}
+
+// trim drops the breakpoints that no time ≥ begin needs: all before the
+// last one at or before begin. O(1) amortized, O(1) when there is nothing to
+// drop.
+func (s *store) trim(begin int64, d decay) {
+	if s.n < 2 || begin == math.MinInt64 {
+		return
+	}
+	for {
+		if len(s.blocks) > 1 && s.blocks[1].p.t <= begin {
+			s.n -= s.blocks[0].cnt
+			s.blocks[0] = block{}
+			s.blocks = s.blocks[1:]
+			continue
+		}
+		b0 := &s.blocks[0]
+		if len(b0.b) == 0 {
+			return
+		}
+		q, n := next(b0.p, b0.b, d)
+		if q.t > begin {
+			return
+		}
+		b0.p, b0.b = q, b0.b[n:]
+		b0.cnt--
+		s.n--
+		if len(s.blocks) == 1 {
+			s.headAt -= int32(n)
+			if len(b0.b) == 0 {
+				s.headAt = -1
+			}
+		}
+	}
+}
+
+// each calls f on every breakpoint in time order.
+func (s *store) each(d decay, f func(i int, p point)) {
+	i := 0
+	for _, blk := range s.blocks {
+		p, b := blk.p, blk.b
+		f(i, p)
+		i++
+		for len(b) > 0 {
+			q, n := next(p, b, d)
+			f(i, q)
+			i++
+			p, b = q, b[n:]
+		}
+	}
+}
+
+// series integrates one rate: a job's Alloc, a tenant's Alloc or FairShare,
+// a θ-group's ∫min(θ, x), the cluster's capacity, allocation or idle GPUs.
+type series struct{ st store }
+
+// set records that from time t (≥ the last breakpoint) the rate is r. O(1);
+// with trailing history it also drops breakpoints that end before begin.
+func (s *series) set(t int64, r float64, d decay, begin int64) {
+	if s.st.n == 0 {
+		s.st.open(point{t: t, r: r})
+		return
+	}
+	h := &s.st.head
+	if h.r == r {
+		return
+	}
+	if h.t == t {
+		s.st.setHeadRate(r)
+		return
+	}
+	p := point{t: t, v: d.grow(h.v, h.r, t-h.t), r: r}
+	s.st.trim(begin, d)
+	s.st.add(p)
+}
+
+// at returns the value at time t. O(log n); O(1) when t is at or after the
+// last breakpoint.
+func (s *series) at(t int64, d decay) float64 {
+	p, ok := s.st.find(t, d)
+	if !ok {
 		return 0
 	}
 	return d.grow(p.v, p.r, t-p.t)
 }
 
-func (s *series1) rate() float64 {
-	if p := s.st.last(); p != nil {
-		return p.r
+// rate returns the current rate (that of the last breakpoint).
+func (s *series) rate() float64 {
+	if s.st.n > 0 {
+		return s.st.head.r
 	}
 	return 0
 }
 
-func (s *series1) trim(begin int64) { s.st.trim(begin) }
+func (s *series) trim(begin int64, d decay) { s.st.trim(begin, d) }

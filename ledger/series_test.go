@@ -1,26 +1,54 @@
 package ledger
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
 
-// The chunked store must behave like a plain sorted slice across chunk
-// boundaries, including after trimming.
+// The block store must behave like a plain sorted slice of breakpoints
+// across block and page boundaries, including after trimming and rate
+// changes at the last breakpoint's instant, whether its values are chained
+// (stored as deltas) or arbitrary (stored in full), with or without decay.
 func TestStoreMatchesSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	for round := range 50 {
-		var s store[point1]
-		var ref []point1
+	for round := range 60 {
+		d := decay(0)
+		if round%3 == 1 {
+			d = decay(math.Ln2 / 50)
+		}
+		var s store
+		var ref []point
+		if round%2 == 0 {
+			var b [1]block
+			var page [16]byte
+			s.inline(b[:], page[:])
+		}
 		tm := int64(0)
-		for i := range r.IntN(3*chunkSize) + 1 {
-			tm += 1 + r.Int64N(5)
-			p := point1{t: tm, v: float64(i)}
-			s.push(p)
-			ref = append(ref, p)
+		for i := range r.IntN(6*blockLen) + 1 {
+			tm += 1 + r.Int64N(1<<r.IntN(40))
+			rate := float64(r.IntN(9))
+			if r.IntN(4) == 0 {
+				rate = r.Float64() * 100
+			}
+			switch {
+			case len(ref) > 0 && r.IntN(8) == 0: // same instant: the later rate wins
+				s.setHeadRate(rate)
+				ref[len(ref)-1].r = rate
+				continue
+			case len(ref) > 0 && r.IntN(5) > 0: // chained value
+				h := ref[len(ref)-1]
+				p := point{t: tm, v: d.grow(h.v, h.r, tm-h.t), r: rate}
+				s.add(p)
+				ref = append(ref, p)
+			default:
+				p := point{t: tm, v: float64(i), r: rate}
+				s.push(p, d)
+				ref = append(ref, p)
+			}
 			if r.IntN(40) == 0 {
 				begin := r.Int64N(tm + 1)
-				s.trim(begin)
+				s.trim(begin, d)
 				k := 0
 				for k+1 < len(ref) && ref[k+1].t <= begin {
 					k++
@@ -31,22 +59,22 @@ func TestStoreMatchesSlice(t *testing.T) {
 		if s.len() != len(ref) {
 			t.Fatalf("round %d: len %d, want %d", round, s.len(), len(ref))
 		}
-		s.each(func(i int, p *point1) {
-			if *p != ref[i] {
-				t.Fatalf("round %d: point %d = %+v, want %+v", round, i, *p, ref[i])
+		s.each(d, func(i int, p point) {
+			if p != ref[i] {
+				t.Fatalf("round %d: point %d = %+v, want %+v", round, i, p, ref[i])
 			}
 		})
 		for range 200 {
 			q := r.Int64N(tm+10) - 5
-			got := s.find(q)
-			var want *point1
+			got, ok := s.find(q, d)
+			var want *point
 			for i := range ref {
 				if ref[i].t <= q {
 					want = &ref[i]
 				}
 			}
-			if (got == nil) != (want == nil) || got != nil && *got != *want {
-				t.Fatalf("round %d: find(%d) = %v, want %v", round, q, got, want)
+			if ok != (want != nil) || ok && got != *want {
+				t.Fatalf("round %d: find(%d) = %v %v, want %v", round, q, got, ok, want)
 			}
 		}
 	}

@@ -12,25 +12,34 @@ import (
 	"time"
 )
 
-// Snapshot encoding, version 1. All integers are little-endian.
+// Snapshot encoding, version 2. All integers are little-endian.
 //
 //	magic   [8]byte  "ASTRLDGR"
-//	version uint16   1
+//	version uint16   2
 //	length  uint64   payload length in bytes
 //	payload [length]byte
 //	crc     uint32   CRC-32C (Castagnoli) of everything before it
 //
 // The payload is a sequence of unsigned and signed varints, float64 bit
 // patterns (8 bytes) and length-prefixed strings: the configuration, the
-// clock, the cluster series, the tenants in registration order, the θ-groups,
-// and the jobs in id order, each with its breakpoints. Breakpoint times are
-// delta-encoded. Encoding is deterministic: equal ledgers give equal bytes.
+// clock, the cluster series (capacity, allocated, idle), the tenants in
+// registration order (each with its Alloc and FairShare series), the
+// θ-groups, and the jobs in id order, each with its breakpoints. A series is
+// its breakpoint count and, per breakpoint, the time delta, the value and the
+// rate. Encoding is deterministic: equal ledgers give equal bytes.
+//
+// Version 1 differed only in keeping capacity and allocation in one series of
+// breakpoints with two values and two rates, and a tenant's Alloc and
+// FairShare likewise; Restore still reads it and splits each such series in
+// two, so old snapshots migrate on their first load and are written back as
+// version 2.
+//
 // A decoder rejects bad magic, length or checksum, and any inconsistency
-// found by Check, with ErrCorruptSnapshot; a version other than 1 with
+// found by Check, with ErrCorruptSnapshot; a version other than 1 or 2 with
 // ErrSnapshotVersion.
 const (
 	snapMagic   = "ASTRLDGR"
-	snapVersion = 1
+	snapVersion = 2
 	snapHeader  = len(snapMagic) + 2 + 8
 )
 
@@ -49,26 +58,14 @@ func (e *enc) bool(v bool) {
 		e.u(0)
 	}
 }
-func (e *enc) s1(s series1) {
+func (e *enc) series(s *series, d decay) {
 	e.u(uint64(s.st.len()))
 	prev := int64(0)
-	s.st.each(func(_ int, p *point1) {
+	s.st.each(d, func(_ int, p point) {
 		e.i(p.t - prev)
 		prev = p.t
 		e.f(p.v)
 		e.f(p.r)
-	})
-}
-func (e *enc) s2(s series2) {
-	e.u(uint64(s.st.len()))
-	prev := int64(0)
-	s.st.each(func(_ int, p *point2) {
-		e.i(p.t - prev)
-		prev = p.t
-		e.f(p.a)
-		e.f(p.b)
-		e.f(p.ra)
-		e.f(p.rb)
 	})
 }
 
@@ -90,8 +87,9 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e.i(int64(l.capacity))
 	e.f(l.sumW)
 	e.i(int64(l.running))
-	e.s2(l.cluster)
-	e.s1(l.idle)
+	e.series(&l.capa, l.lam)
+	e.series(&l.used, l.lam)
+	e.series(&l.idle, l.lam)
 
 	tix := make(map[*tenant]int, len(l.tenants))
 	e.u(uint64(len(l.tenants)))
@@ -105,7 +103,8 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		e.u(uint64(tn.nActive))
 		e.f(tn.activeW)
 		e.f(tn.fair)
-		e.s2(tn.s)
+		e.series(&tn.s, l.lam)
+		e.series(&tn.fs, l.lam)
 	}
 	jobs := make([]*job, 0, len(l.jobs))
 	for _, j := range l.jobs {
@@ -137,7 +136,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		e.u(uint64(tix[gtn[g]]))
 		e.f(g.theta)
 		e.u(uint64(g.n))
-		e.s1(g.s)
+		e.series(&g.s, l.lam)
 	}
 	for _, tn := range l.tenants {
 		e.u(uint64(len(tn.groups)))
@@ -156,7 +155,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		e.i(j.submit)
 		e.i(j.finish)
 		e.f(j.finalFair)
-		e.s1(j.alloc)
+		e.series(&j.alloc, l.lam)
 		e.u(uint64(len(j.segs)))
 		prev := int64(0)
 		for _, s := range j.segs {
@@ -279,24 +278,41 @@ func (d *dec) times(prev *int64, what string) int64 {
 	return *prev
 }
 
-func (d *dec) s1(what string) series1 {
+// series reads a series of one rate into s (empty; it may have inline
+// room), replaying it with decay λ.
+func (d *dec) series(what string, s *series, lam decay) {
 	n := d.count(what, 17)
-	var s series1
 	prev := int64(0)
-	for range n {
-		s.st.push(point1{t: d.times(&prev, what), v: d.f(what), r: d.f(what)})
+	for k := range n {
+		p := point{t: d.times(&prev, what), v: d.f(what), r: d.f(what)}
+		if d.err != nil {
+			return
+		}
+		if k > 0 && p.t <= s.st.head.t {
+			d.fail(what + " (breakpoint times out of order)")
+			return
+		}
+		s.st.push(p, lam)
 	}
-	return s
 }
 
-func (d *dec) s2(what string) series2 {
+// series2 reads a version-1 series of two rates (a, b) into two series.
+func (d *dec) series2(what string, a, b *series, lam decay) {
 	n := d.count(what, 33)
-	var s series2
 	prev := int64(0)
-	for range n {
-		s.st.push(point2{t: d.times(&prev, what), a: d.f(what), b: d.f(what), ra: d.f(what), rb: d.f(what)})
+	for k := range n {
+		t := d.times(&prev, what)
+		va, vb, ra, rb := d.f(what), d.f(what), d.f(what), d.f(what)
+		if d.err != nil {
+			return
+		}
+		if k > 0 && t <= a.st.head.t {
+			d.fail(what + " (breakpoint times out of order)")
+			return
+		}
+		a.st.push(point{t: t, v: va, r: ra}, lam)
+		b.st.push(point{t: t, v: vb, r: rb}, lam)
 	}
-	return s
 }
 
 func corrupt(detail string) error {
@@ -312,8 +328,9 @@ func Restore(data []byte) (*Ledger, error) {
 	if len(data) < snapHeader+4 || string(data[:len(snapMagic)]) != snapMagic {
 		return nil, corrupt("not a ledger snapshot (bad magic or too short)")
 	}
-	if v := binary.LittleEndian.Uint16(data[len(snapMagic):]); v != snapVersion {
-		return nil, &Error{Op: "Restore", Err: ErrSnapshotVersion, Detail: fmt.Sprintf("version %d, this build reads %d", v, snapVersion)}
+	v := binary.LittleEndian.Uint16(data[len(snapMagic):])
+	if v < 1 || v > snapVersion {
+		return nil, &Error{Op: "Restore", Err: ErrSnapshotVersion, Detail: fmt.Sprintf("version %d, this build reads 1 to %d", v, snapVersion)}
 	}
 	n := binary.LittleEndian.Uint64(data[len(snapMagic)+2:])
 	if n != uint64(len(data)-snapHeader-4) {
@@ -323,7 +340,7 @@ func Restore(data []byte) (*Ledger, error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return nil, corrupt("checksum mismatch")
 	}
-	l, err := decodePayload(body[snapHeader:])
+	l, err := decodePayload(body[snapHeader:], v)
 	if err != nil {
 		return nil, corrupt(err.Error())
 	}
@@ -333,7 +350,7 @@ func Restore(data []byte) (*Ledger, error) {
 	return l, nil
 }
 
-func decodePayload(b []byte) (*Ledger, error) {
+func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	d := &dec{b: b}
 	mode := Mode(d.u("mode"))
 	hist := History{kind: historyKind(d.u("history")), d: time.Duration(d.i("history duration"))}
@@ -354,8 +371,13 @@ func decodePayload(b []byte) (*Ledger, error) {
 	l.capacity = GPUs(d.i("capacity"))
 	l.sumW = d.f("ΣW")
 	l.running = GPUs(d.i("running"))
-	l.cluster = d.s2("cluster series")
-	l.idle = d.s1("idle series")
+	if version == 1 {
+		d.series2("cluster series", &l.capa, &l.used, l.lam)
+	} else {
+		d.series("capacity series", &l.capa, l.lam)
+		d.series("allocated series", &l.used, l.lam)
+	}
+	d.series("idle series", &l.idle, l.lam)
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -372,7 +394,12 @@ func decodePayload(b []byte) (*Ledger, error) {
 		tn.nActive = int(d.u("tenant active"))
 		tn.activeW = d.f("tenant active weight")
 		tn.fair = d.f("tenant fair")
-		tn.s = d.s2("tenant series")
+		if version == 1 {
+			d.series2("tenant series", &tn.s, &tn.fs, l.lam)
+		} else {
+			d.series("tenant alloc series", &tn.s, l.lam)
+			d.series("tenant fair share series", &tn.fs, l.lam)
+		}
 		if d.err != nil {
 			return nil, d.err
 		}
@@ -388,7 +415,7 @@ func decodePayload(b []byte) (*Ledger, error) {
 	for k := range groups {
 		ti := d.index("group tenant", nt)
 		g := &group{theta: d.f("group θ"), n: int(d.u("group size")), ix: -1}
-		g.s = d.s1("group series")
+		d.series("group series", &g.s, l.lam)
 		if d.err != nil {
 			return nil, d.err
 		}
@@ -423,8 +450,7 @@ func decodePayload(b []byte) (*Ledger, error) {
 		j.final = FinalState(d.u("job final state"))
 		j.submit, j.finish = d.i("job submit"), d.i("job finish")
 		j.finalFair = d.f("job final fair")
-		alloc := d.s1("job alloc series")
-		alloc.st.each(func(_ int, p *point1) { j.alloc.st.push(*p) })
+		d.series("job alloc series", &j.alloc, l.lam)
 		ns := d.count("segment count", 26) // smallest segment: 2 one-byte fields and 3 floats
 		prev := int64(0)
 		for range ns {
@@ -472,23 +498,21 @@ func decodePayload(b []byte) (*Ledger, error) {
 	}
 	slices.SortFunc(l.done, func(a, b *job) int { return cmp.Or(cmp.Compare(a.finish, b.finish), cmp.Compare(a.id, b.id)) })
 	for _, g := range groups {
-		if err := validSeries1(&g.s, l.now); err != nil {
+		if err := validSeries(&g.s, l.now); err != nil {
 			return nil, err
 		}
 	}
 	return l, nil
 }
 
-func validSeries1(s *series1, now int64) error {
-	var err error
-	prev := int64(0)
-	s.st.each(func(k int, p *point1) {
-		if p.t < 0 || p.t > now || (k > 0 && p.t <= prev) {
-			err = fmt.Errorf("breakpoint times out of order")
-		}
-		prev = p.t
-	})
-	return err
+// validSeries checks the times of a series that Check may not reach (a
+// group no active job uses any more); the decoder already checked their
+// order.
+func validSeries(s *series, now int64) error {
+	if s.st.len() > 0 && (s.st.blocks[0].p.t < 0 || s.st.head.t > now) {
+		return fmt.Errorf("breakpoint times outside [0, now]")
+	}
+	return nil
 }
 
 // WriteFile writes the snapshot to path atomically: it writes a temporary
