@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -102,6 +103,12 @@ func FuzzRestore(f *testing.F) {
 	}
 	empty, _ := mustNew(f, Config{}).MarshalBinary()
 	f.Add(empty)
+	v1, _ := filepath.Glob(filepath.Join("testdata", "v1", "*.snap"))
+	for _, path := range v1 {
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzRestore(t, data)
 		// Also feed the payload decoder with a valid frame around the fuzzed
@@ -178,5 +185,61 @@ func TestSnapshotLastJobWithSeveralSegments(t *testing.T) {
 	}
 	if again, _ := back.MarshalBinary(); !bytes.Equal(again, data) {
 		t.Fatal("round trip differs")
+	}
+}
+
+// Snapshots written in version 1 (capacity and allocation, and a tenant's
+// Alloc and FairShare, in shared series) restore into the current layout:
+// the restored ledger reports what the ledger that wrote them reports,
+// continues like it, and is written back in the current version.
+func TestRestoreVersion1(t *testing.T) {
+	for name, h := range map[string]History{"unbounded": Unbounded(), "trailing": TrailingWindow(5 * time.Second), "halflife": HalfLife(time.Minute)} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "v1", "v1-"+name+".snap"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := binary.LittleEndian.Uint16(data[len(snapMagic):]); v != 1 {
+				t.Fatalf("fixture has version %d", v)
+			}
+			old, err := Restore(data)
+			do(t, old, err)
+			cur := sampleLedger(t, h)
+			for _, l := range []*Ledger{old, cur} {
+				do(t, l, l.Start(ts(10), "a1"))
+				do(t, l, l.Finish(ts(12), "a2", Failed))
+				do(t, l, l.Advance(ts(20)))
+			}
+			near := func(what string, x, y float64) {
+				t.Helper()
+				if math.Abs(x-y) > 1e-12*max(1, math.Abs(x), math.Abs(y)) {
+					t.Errorf("%s: restored %v, written %v", what, x, y)
+				}
+			}
+			for _, id := range []TenantID{"a", "b", "c"} {
+				x, _ := old.TenantAccount(id, old.Begin(), ts(20))
+				y, _ := cur.TenantAccount(id, cur.Begin(), ts(20))
+				near(string(id)+" alloc", float64(x.Alloc), float64(y.Alloc))
+				near(string(id)+" fair share", float64(x.FairShare), float64(y.FairShare))
+			}
+			for _, id := range []JobID{"a1", "a2"} {
+				x, _ := old.JobAccount(id, old.Begin(), ts(20))
+				y, _ := cur.JobAccount(id, cur.Begin(), ts(20))
+				near(string(id)+" alloc", float64(x.Alloc), float64(y.Alloc))
+				near(string(id)+" fair share", float64(x.FairShare), float64(y.FairShare))
+			}
+			x, _ := old.ClusterAccount(old.Begin(), ts(20))
+			y, _ := cur.ClusterAccount(cur.Begin(), ts(20))
+			near("capacity", float64(x.Capacity), float64(y.Capacity))
+			near("allocated", float64(x.Allocated), float64(y.Allocated))
+			near("idle", float64(x.Idle), float64(y.Idle))
+			again, _ := old.MarshalBinary()
+			if v := binary.LittleEndian.Uint16(again[len(snapMagic):]); v != snapVersion {
+				t.Fatalf("written back as version %d", v)
+			}
+			if _, err := Restore(again); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
