@@ -46,6 +46,15 @@
 // snapshot stands and the progress since is lost), then start and restore.
 // Side effects go through [Effects]; [Sim] is a deterministic virtual-time
 // implementation with configurable checkpoint time, cold-start time and
-// iteration length, which the simulator uses. The examples/checkpoint
-// program implements Effects with real processes and POSIX signals.
+// iteration length. The examples/checkpoint program implements Effects with
+// real processes and POSIX signals.
+//
+// # Progress model
+//
+// [Progress] is the per-job arithmetic of [Sim] as a small value: progress
+// at one second per second while running, cold starts, renewal
+// checkpoints, the partial iteration lost at a release (or everything since
+// the last durable snapshot when the flush misses its deadline), and the
+// completion time these imply. Its [Progress.Usage] splits held time into
+// progress and overhead like the [Table]'s.
 package lease

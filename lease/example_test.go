@@ -84,3 +84,42 @@ func ExampleCoordinator_Boundary() {
 	// A1 restored at +30m20s (lost 0s, cold start 30s)
 	// A1 running progress 1h14m26s overhead 44s
 }
+
+// One job's progress in virtual time with 30 s iterations: a renewal
+// checkpoint, a preemption that loses the partial iteration, a restore with a
+// cold start. Usage splits the held time; CompletesAt moves with the lost
+// work and the overheads.
+func ExampleProgress() {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	cfg := lease.SimConfig{Checkpoint: 10 * time.Second, ColdStart: 30 * time.Second, Iteration: 30 * time.Second}
+
+	p, _ := lease.NewProgress(1000 * time.Second)
+	_ = p.Start(at(0))
+	end, _ := p.CompletesAt()
+	fmt.Println("started, completes at", end.Sub(t0))
+
+	pause, _ := p.Renew(at(900), cfg) // 900 s of work, paused to 910 s
+	fmt.Println("renewed, paused", pause, "durable", p.Durable())
+
+	_ = p.Signal(at(1005)) // 995 s of work: 33 iterations and 5 s
+	r, _ := p.Release(at(1060), cfg)
+	fmt.Println("released at", r.At.Sub(t0), "lost", r.Lost, "kept", p.At(r.At))
+
+	_, _ = p.Restore(at(1200), cfg)
+	end, _ = p.CompletesAt()
+	fmt.Println("restored, completes at", end.Sub(t0), "state", p.State(at(1210)))
+
+	u := p.Usage(end)
+	fmt.Println("held", u.Held, "progress", u.Progress, "checkpoint", u.Checkpoint, "cold start", u.ColdStart, "lost", u.Lost)
+
+	err := p.Signal(at(100))
+	fmt.Println(errors.Is(err, lease.ErrTimeBackwards))
+	// Output:
+	// started, completes at 16m40s
+	// renewed, paused 10s durable 15m0s
+	// released at 16m55s lost 5s kept 16m30s
+	// restored, completes at 20m40s state restoring
+	// held 17m35s progress 16m40s checkpoint 20s cold start 30s lost 5s
+	// true
+}

@@ -27,44 +27,18 @@ type SimConfig struct {
 	NoRenewalCheckpoint bool
 }
 
-type simPhase int
-
-const (
-	simIdle simPhase = iota
-	simRunning
-	simSignalled
-	simDone
-)
-
-type simJob struct {
-	work     time.Duration // total useful work the job needs
-	phase    simPhase
-	base     time.Duration // retained progress when the current running stretch began
-	runFrom  time.Time     // progress accrues from here (after a cold start or a flush)
-	durable  time.Duration // progress in the last snapshot on disk
-	signalAt time.Time
-	progress time.Duration // progress at the signal
-}
-
-// progressAt is the retained progress at t while running.
-func (j *simJob) progressAt(t time.Time) time.Duration {
-	if j.phase != simRunning || !t.After(j.runFrom) {
-		return j.base
-	}
-	return min(j.work, j.base+t.Sub(j.runFrom))
-}
-
 // Sim is a deterministic virtual-time implementation of [Effects] and
 // [Renewer]. Each job has an amount of useful work; while running it makes
 // progress at one second per second. A checkpoint signal stops progress; the
 // job releases its GPUs Checkpoint later, losing the partial iteration in
 // flight, or — if that is past the deadline — at the deadline, losing
 // everything since its last flushed snapshot. A restore costs ColdStart.
-// A renewal pauses the job for a renewal checkpoint. Sim never blocks and
-// reads no clock, so a simulator gets the same result on every run.
+// A renewal pauses the job for a renewal checkpoint. Each job's
+// arithmetic is a [Progress]. Sim never blocks and reads no clock, so a
+// simulator gets the same result on every run.
 type Sim struct {
 	cfg  SimConfig
-	jobs map[ledger.JobID]*simJob
+	jobs map[ledger.JobID]*Progress
 }
 
 // NewSim returns a simulated side-effect implementation. Negative durations
@@ -73,7 +47,7 @@ func NewSim(cfg SimConfig) (*Sim, error) {
 	if cfg.Checkpoint < 0 || cfg.ColdStart < 0 || cfg.Iteration < 0 {
 		return nil, &Error{Op: "new sim", Err: ErrConfig, Detail: fmt.Sprintf("negative overhead in %+v", cfg)}
 	}
-	return &Sim{cfg: cfg, jobs: make(map[ledger.JobID]*simJob)}, nil
+	return &Sim{cfg: cfg, jobs: make(map[ledger.JobID]*Progress)}, nil
 }
 
 // Add registers a job that needs work of useful running time to complete.
@@ -84,71 +58,61 @@ func (s *Sim) Add(job ledger.JobID, work time.Duration) error {
 	if work <= 0 {
 		return &Error{Op: "sim add", Job: job, Err: ErrInvalidValue, Detail: fmt.Sprintf("work %v must be > 0", work)}
 	}
-	s.jobs[job] = &simJob{work: work}
+	p, err := NewProgress(work)
+	if err != nil {
+		return err
+	}
+	s.jobs[job] = &p
 	return nil
 }
 
-func (s *Sim) get(op string, job ledger.JobID, at time.Time, want simPhase) (*simJob, error) {
-	j, ok := s.jobs[job]
+func (s *Sim) get(op string, job ledger.JobID, at time.Time) (*Progress, error) {
+	p, ok := s.jobs[job]
 	if !ok {
 		return nil, &Error{Op: op, Job: job, At: at, Err: ErrUnknownJob}
 	}
-	if j.phase != want {
-		return nil, &Error{Op: op, Job: job, At: at, Err: ErrInvalidTransition, Detail: "simulated job in the wrong phase"}
+	return p, nil
+}
+
+// named returns err of a job's Progress as the Sim's own: op and job name
+// the call.
+func named(op string, job ledger.JobID, err error) error {
+	if e, ok := err.(*Error); ok {
+		c := *e
+		c.Op, c.Job = op, job
+		return &c
 	}
-	return j, nil
+	return err
 }
 
 // Start implements [Effects]: a fresh job runs from at.
 func (s *Sim) Start(at time.Time, job ledger.JobID) error {
-	j, err := s.get("sim start", job, at, simIdle)
+	p, err := s.get("sim start", job, at)
 	if err != nil {
 		return err
 	}
-	if j.base != 0 || j.durable != 0 {
-		return &Error{Op: "sim start", Job: job, At: at, Err: ErrInvalidTransition, Detail: "job has progress; restore it"}
-	}
-	j.phase, j.runFrom = simRunning, at
-	return nil
+	return named("sim start", job, p.Start(at))
 }
 
 // Renew implements [Renewer]: the job pauses for the renewal checkpoint
 // (unless disabled), which makes its last complete iteration durable.
 func (s *Sim) Renew(at time.Time, job ledger.JobID) (time.Duration, error) {
-	j, err := s.get("sim renew", job, at, simRunning)
+	p, err := s.get("sim renew", job, at)
 	if err != nil {
 		return 0, err
 	}
-	if s.cfg.NoRenewalCheckpoint || s.cfg.Checkpoint == 0 {
-		return 0, nil
-	}
-	p := j.progressAt(at)
-	from := at
-	if j.runFrom.After(from) { // still flushing a previous renewal checkpoint
-		from = j.runFrom
-	}
-	j.base, j.runFrom = p, from.Add(s.cfg.Checkpoint)
-	j.durable = s.wholeIterations(p)
-	return s.cfg.Checkpoint, nil
-}
-
-func (s *Sim) wholeIterations(p time.Duration) time.Duration {
-	if s.cfg.Iteration <= 0 {
-		return p
-	}
-	return p - p%s.cfg.Iteration
+	d, err := p.Renew(at, s.cfg)
+	return d, named("sim renew", job, err)
 }
 
 // Checkpoint implements [Effects]: the job stops making progress at at and
 // starts flushing.
 func (s *Sim) Checkpoint(at time.Time, job ledger.JobID) error {
-	j, err := s.get("sim checkpoint", job, at, simRunning)
+	p, err := s.get("sim checkpoint", job, at)
 	if err != nil {
 		return err
 	}
-	j.progress = j.progressAt(at)
-	j.phase, j.signalAt = simSignalled, at
-	return nil
+	return named("sim checkpoint", job, p.Signal(at))
 }
 
 // WaitReleased implements [Effects] without blocking: the release is at
@@ -156,45 +120,33 @@ func (s *Sim) Checkpoint(at time.Time, job ledger.JobID) error {
 // the deadline, at the deadline with everything since the last durable
 // snapshot lost.
 func (s *Sim) WaitReleased(job ledger.JobID, deadline time.Time) (ReleaseReport, error) {
-	j, err := s.get("sim wait", job, deadline, simSignalled)
+	p, err := s.get("sim wait", job, deadline)
 	if err != nil {
 		return ReleaseReport{}, err
 	}
-	var r ReleaseReport
-	if done := j.signalAt.Add(s.cfg.Checkpoint); !done.After(deadline) {
-		kept := s.wholeIterations(j.progress)
-		r = ReleaseReport{At: done, Lost: j.progress - kept}
-		j.durable = kept
-	} else {
-		r = ReleaseReport{At: deadline, Lost: j.progress - j.durable, Forced: true}
-	}
-	j.base = j.durable
-	j.phase = simIdle
-	return r, nil
+	r, err := p.Release(deadline, s.cfg)
+	return r, named("sim wait", job, err)
 }
 
 // Restore implements [Effects]: the job loads its snapshot for ColdStart,
 // then runs.
 func (s *Sim) Restore(at time.Time, job ledger.JobID) (time.Duration, error) {
-	j, err := s.get("sim restore", job, at, simIdle)
+	p, err := s.get("sim restore", job, at)
 	if err != nil {
 		return 0, err
 	}
-	j.phase, j.runFrom = simRunning, at.Add(s.cfg.ColdStart)
-	return s.cfg.ColdStart, nil
+	d, err := p.Restore(at, s.cfg)
+	return d, named("sim restore", job, err)
 }
 
 // Progress returns a job's retained progress at at (work done that survives)
 // and the work it needs in total.
 func (s *Sim) Progress(job ledger.JobID, at time.Time) (progress, work time.Duration, ok bool) {
-	j, ok := s.jobs[job]
+	p, ok := s.jobs[job]
 	if !ok {
 		return 0, 0, false
 	}
-	if j.phase == simSignalled {
-		return j.progress, j.work, true
-	}
-	return j.progressAt(at), j.work, true
+	return p.At(at), p.Work(), true
 }
 
 // CompletesAt returns when a running job finishes its work if nothing
@@ -203,11 +155,11 @@ func (s *Sim) Progress(job ledger.JobID, at time.Time) (progress, work time.Dura
 // Sim.Finish); the Sim's progress stops at the job's work, the Table's
 // does not, so a late Finish would count the extra time as progress.
 func (s *Sim) CompletesAt(job ledger.JobID) (at time.Time, ok bool) {
-	j, found := s.jobs[job]
-	if !found || j.phase != simRunning {
+	p, found := s.jobs[job]
+	if !found {
 		return time.Time{}, false
 	}
-	return j.runFrom.Add(j.work - j.base), true
+	return p.CompletesAt()
 }
 
 // Finish records that a job ended (completed, failed or cancelled) and

@@ -69,17 +69,15 @@ func (b *billCheck) Stop(at time.Time, job ledger.JobID) error  { return b.note(
 //   - Progress + Overhead == Held, Held equals the model's wall time holding
 //     GPUs, lost work equals the releases' reports, and Progress equals the
 //     simulated job's retained progress;
+//   - each simulated job's Progress splits its held time the same way: its
+//     Usage passes Usage.Check and equals the table's, with Held the model's
+//     wall time and Lost the releases' reports;
 //   - rejected events leave the table unchanged.
 func TestStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		leaseLen := sec(rapid.IntRange(50, 900).Draw(rt, "lease"))
 		guard := sec(rapid.SampledFrom([]int{0, 0, 100, 400}).Draw(rt, "guard"))
-		sc := SimConfig{
-			Checkpoint:          sec(rapid.IntRange(0, 60).Draw(rt, "checkpoint")),
-			ColdStart:           sec(rapid.IntRange(0, 120).Draw(rt, "coldStart")),
-			Iteration:           sec(rapid.IntRange(0, 20).Draw(rt, "iteration")),
-			NoRenewalCheckpoint: rapid.Bool().Draw(rt, "noRenewalCheckpoint"),
-		}
+		sc := drawSimConfig(rt)
 		grace := sec(rapid.IntRange(0, 90).Draw(rt, "grace"))
 		bill := &billCheck{holding: map[ledger.JobID]bool{}, last: map[ledger.JobID]time.Time{}}
 		w := newWorld(rt, Config{Lease: leaseLen, MinRuntime: guard, Billing: bill}, sc, grace)
@@ -304,6 +302,17 @@ func TestStateMachine(t *testing.T) {
 					if p, _, ok := w.sim.Progress(id, now); ok && p != in.Usage.Progress {
 						rt.Fatalf("%s progress %v, sim %v", id, in.Usage.Progress, p)
 					}
+					if p, ok := w.sim.jobs[id]; ok {
+						// The simulated job's own split of its held time
+						// adds up, and matches the model and the table.
+						pu := p.Usage(now)
+						if err := pu.Check(); err != nil {
+							rt.Fatalf("%s: sim %v", id, err)
+						}
+						if h := m.heldAt(now); pu.Held != h || pu.Lost != m.lost || pu != in.Usage {
+							rt.Fatalf("%s sim usage %+v, table %+v, model held %v lost %v", id, pu, in.Usage, m.heldAt(now), m.lost)
+						}
+					}
 					if bill.holding[id] != in.State.Holds() {
 						rt.Fatalf("%s billed=%v in state %v", id, bill.holding[id], in.State)
 					}
@@ -325,6 +334,16 @@ func TestStateMachine(t *testing.T) {
 			},
 		})
 	})
+}
+
+// drawSimConfig draws the overheads of a simulated job.
+func drawSimConfig(rt *rapid.T) SimConfig {
+	return SimConfig{
+		Checkpoint:          sec(rapid.IntRange(0, 60).Draw(rt, "checkpoint")),
+		ColdStart:           sec(rapid.IntRange(0, 120).Draw(rt, "coldStart")),
+		Iteration:           sec(rapid.IntRange(0, 20).Draw(rt, "iteration")),
+		NoRenewalCheckpoint: rapid.Bool().Draw(rt, "noRenewalCheckpoint"),
+	}
 }
 
 func sameSet(a, b []ledger.JobID) bool {

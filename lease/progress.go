@@ -1,0 +1,344 @@
+package lease
+
+import (
+	"fmt"
+	"time"
+)
+
+// Progress is one job's useful work and overhead in virtual time: the model
+// behind [Sim], kept as a small value so that a simulator can hold one per
+// job in its own records instead of looking jobs up in a map.
+//
+// While it holds GPUs a job either pauses (a cold start after a restore, then
+// any renewal checkpoint) or makes progress at one second per second until
+// its work is done. A checkpoint signal ([Progress.Signal]) stops progress;
+// [Progress.Release] ends the flush Checkpoint after the signal, losing the
+// partial iteration in flight, or — if that is past the deadline — at the
+// deadline, losing everything since the last snapshot that reached the disk.
+// The overheads come from a [SimConfig] passed to each call that needs them.
+//
+// Every held moment is exactly one of progress, cold start, checkpoint or
+// work later lost, so [Progress.Usage] always satisfies [Usage.Check] with
+// Held equal to the wall time the job held GPUs (counted to the end of its
+// work at the latest: a job whose work is done holds nothing more).
+//
+// The life cycle is that of the [Table]: [Pending] ─Start→ [Running]
+// ─Signal→ [Checkpointing] ─Release→ [Suspended] ─Restore→ [Restoring]
+// ─(cold start)→ [Running]; Renew keeps a running job running; Finish ends
+// it. An event not allowed from the current state, or earlier than the
+// previous event, returns an *[Error] matching [ErrInvalidTransition] or
+// [ErrTimeBackwards] and leaves the value unchanged. Every method is O(1)
+// and allocates nothing on success. The zero Progress is a pending job
+// without work.
+type Progress struct {
+	epoch time.Time // the first Start or Restore; the offsets below count from it
+	work  time.Duration
+	state State // Running also covers the cold start; see State
+
+	base    time.Duration // retained progress when progress (re)starts at runFrom
+	durable time.Duration // progress in the last snapshot on disk
+	frozen  time.Duration // progress at the checkpoint signal, while Checkpointing
+
+	// Offsets from epoch.
+	last      time.Duration // the latest event (a release counts at its time)
+	holdFrom  time.Duration // the current holding stretch began
+	pauseFrom time.Duration // the current pause began (a cold start, then renewal flushes)
+	coldTo    time.Duration // its cold start ends
+	runFrom   time.Duration // progress accrues from here; while Checkpointing, the signal
+
+	u Usage // settled Held, Checkpoint, ColdStart and Lost (Progress is not used)
+}
+
+// NewProgress returns a pending job that needs work of useful running time.
+// A negative work is [ErrInvalidValue]; zero work completes at its start.
+func NewProgress(work time.Duration) (Progress, error) {
+	if work < 0 {
+		return Progress{}, &Error{Op: "progress", Err: ErrInvalidValue, Detail: fmt.Sprintf("work %v must not be negative", work)}
+	}
+	return Progress{work: work, state: Pending}, nil
+}
+
+// Work returns the useful running time the job needs in total.
+func (p *Progress) Work() time.Duration { return p.work }
+
+// Durable returns the progress held by the job's last snapshot on disk: what
+// a forced release falls back to.
+func (p *Progress) Durable() time.Duration { return p.durable }
+
+func (p *Progress) off(t time.Time) time.Duration { return t.Sub(p.epoch) }
+
+// done is the offset at which a running job's work is done.
+func (p *Progress) done() time.Duration { return p.runFrom + p.work - p.base }
+
+// progressTo is a running job's retained progress at offset o.
+func (p *Progress) progressTo(o time.Duration) time.Duration {
+	if o <= p.runFrom {
+		return p.base
+	}
+	return min(p.work, p.base+o-p.runFrom)
+}
+
+// At returns the job's retained progress at t: work done that survives.
+// While the job checkpoints it is the progress at the signal (part of which
+// the release may still discard). O(1).
+func (p *Progress) At(t time.Time) time.Duration {
+	switch p.state {
+	case Running:
+		return p.progressTo(p.off(t))
+	case Checkpointing:
+		return p.frozen
+	}
+	return p.base
+}
+
+// CompletesAt returns when a running job finishes its work if nothing
+// interrupts it; ok is false for jobs that are not running (a job in its
+// cold start is running for this purpose). O(1).
+func (p *Progress) CompletesAt() (at time.Time, ok bool) {
+	if p.state != Running {
+		return time.Time{}, false
+	}
+	return p.epoch.Add(p.done()), true
+}
+
+// State returns where the job stands at t: [Restoring] during a cold start,
+// [Checkpointing] from the signal until the release, otherwise the state of
+// its last event. O(1).
+func (p *Progress) State(t time.Time) State {
+	o := p.off(t)
+	switch {
+	case p.state == 0:
+		return Pending
+	case p.state == Running && o < p.coldTo:
+		return Restoring
+	case p.state == Suspended && o < p.last:
+		return Checkpointing
+	}
+	return p.state
+}
+
+// Usage splits the wall time the job held GPUs up to t into retained
+// progress, checkpoint, cold start and lost work. A t before the last event
+// counts as the last event; a running job is counted to the end of its work
+// at the latest. O(1).
+func (p *Progress) Usage(t time.Time) Usage {
+	u := p.u
+	u.Progress = p.base
+	if p.state != Running && p.state != Checkpointing {
+		return u
+	}
+	o := max(p.off(t), p.last)
+	if p.state == Checkpointing {
+		u.Progress = p.frozen
+		u.Held += o - p.holdFrom
+		u.Checkpoint += o - p.runFrom
+		return u
+	}
+	o = min(o, p.done())
+	u.Progress = p.progressTo(o)
+	u.Held += o - p.holdFrom
+	cold, ckpt := p.pauseTo(o)
+	u.ColdStart += cold
+	u.Checkpoint += ckpt
+	return u
+}
+
+// pauseTo splits the current pause up to offset o into cold start and
+// checkpoint.
+func (p *Progress) pauseTo(o time.Duration) (cold, ckpt time.Duration) {
+	return max(0, min(o, p.coldTo)-p.pauseFrom), max(0, min(o, p.runFrom)-p.coldTo)
+}
+
+// settlePause adds the current pause up to offset o to the settled usage.
+func (p *Progress) settlePause(o time.Duration) {
+	cold, ckpt := p.pauseTo(o)
+	p.u.ColdStart += cold
+	p.u.Checkpoint += ckpt
+}
+
+func (p *Progress) fail(op string, at time.Time, err error, to State, format string, args ...any) error {
+	return &Error{Op: op, At: at, State: p.State(at), To: to, Err: err, Detail: fmt.Sprintf(format, args...)}
+}
+
+// check rejects an event at at in a state other than want, or before the
+// previous event.
+func (p *Progress) check(op string, at time.Time, to State, want ...State) error {
+	if p.state == 0 { // the zero Progress is pending
+		p.state = Pending
+	}
+	ok := false
+	for _, s := range want {
+		ok = ok || p.state == s
+	}
+	if !ok {
+		return p.fail(op, at, ErrInvalidTransition, to, "progress model")
+	}
+	if p.state != Pending && p.off(at) < p.last {
+		return p.fail(op, at, ErrTimeBackwards, 0, "previous event at %v", p.epoch.Add(p.last).UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+func checkOverheads(op string, at time.Time, cfg SimConfig) error {
+	if cfg.Checkpoint < 0 || cfg.ColdStart < 0 || cfg.Iteration < 0 {
+		return &Error{Op: op, At: at, Err: ErrConfig, Detail: fmt.Sprintf("negative overhead in %+v", cfg)}
+	}
+	return nil
+}
+
+// hold begins a holding stretch at t whose progress starts after cold.
+func (p *Progress) hold(t time.Time, cold time.Duration) {
+	if p.state == Pending {
+		p.epoch = t
+	}
+	o := p.off(t)
+	p.state = Running
+	p.last, p.holdFrom, p.pauseFrom = o, o, o
+	p.coldTo = o + cold
+	p.runFrom = p.coldTo
+}
+
+// Start runs a pending job from at: progress accrues at once. O(1).
+func (p *Progress) Start(at time.Time) error {
+	if err := p.check("progress start", at, Running, Pending); err != nil {
+		return err
+	}
+	p.hold(at, 0)
+	return nil
+}
+
+// Restore gives a suspended (or pending) job its GPUs again at at: it loads
+// its last snapshot for cfg.ColdStart, then runs. It returns the cold start.
+// O(1).
+func (p *Progress) Restore(at time.Time, cfg SimConfig) (time.Duration, error) {
+	if err := p.check("progress restore", at, Restoring, Suspended, Pending); err != nil {
+		return 0, err
+	}
+	if err := checkOverheads("progress restore", at, cfg); err != nil {
+		return 0, err
+	}
+	p.hold(at, cfg.ColdStart)
+	return cfg.ColdStart, nil
+}
+
+// Renew keeps a running job in place at at. Unless cfg disables it
+// (NoRenewalCheckpoint, or a zero Checkpoint), the job pauses for a renewal
+// checkpoint of cfg.Checkpoint — after any cold start or flush still under
+// way — which makes its last complete iteration durable; the pause is
+// returned and moves [Progress.CompletesAt] later by as much. A renewal after
+// the job's work is done is [ErrInvalidTransition]. O(1).
+func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
+	if err := p.check("progress renew", at, Running, Running); err != nil {
+		return 0, err
+	}
+	if err := checkOverheads("progress renew", at, cfg); err != nil {
+		return 0, err
+	}
+	o := p.off(at)
+	if d := p.done(); o > d {
+		return 0, p.fail("progress renew", at, ErrInvalidTransition, Running, "work done at %v", p.epoch.Add(d).UTC().Format(time.RFC3339Nano))
+	}
+	p.last = o
+	if cfg.NoRenewalCheckpoint || cfg.Checkpoint == 0 {
+		return 0, nil
+	}
+	cur := p.progressTo(o)
+	if o >= p.runFrom { // a new pause; the previous one is over
+		p.settlePause(o)
+		p.pauseFrom, p.coldTo, p.runFrom = o, o, o
+	}
+	p.base = cur
+	p.runFrom += cfg.Checkpoint
+	p.durable = cfg.wholeIterations(cur)
+	return cfg.Checkpoint, nil
+}
+
+// Signal stops a running job's progress at at: it starts flushing its last
+// complete snapshot and holds its GPUs until [Progress.Release]. A signal
+// after the job's work is done is [ErrInvalidTransition]. O(1).
+func (p *Progress) Signal(at time.Time) error {
+	if err := p.check("progress signal", at, Checkpointing, Running); err != nil {
+		return err
+	}
+	o := p.off(at)
+	if d := p.done(); o > d {
+		return p.fail("progress signal", at, ErrInvalidTransition, Checkpointing, "work done at %v", p.epoch.Add(d).UTC().Format(time.RFC3339Nano))
+	}
+	p.settlePause(o)
+	p.frozen = p.progressTo(o)
+	p.state, p.last, p.runFrom = Checkpointing, o, o
+	return nil
+}
+
+// Release ends the flush begun at the signal: at signal+cfg.Checkpoint,
+// losing the partial iteration in flight (nothing if cfg.Iteration is zero),
+// or, if that is after deadline, at deadline with everything since the last
+// durable snapshot lost (Forced). The job holds its GPUs until the reported
+// time, then is suspended with its durable progress. A deadline before the
+// signal is [ErrTimeBackwards]. O(1).
+func (p *Progress) Release(deadline time.Time, cfg SimConfig) (ReleaseReport, error) {
+	if err := p.check("progress release", deadline, Suspended, Checkpointing); err != nil {
+		return ReleaseReport{}, err
+	}
+	if err := checkOverheads("progress release", deadline, cfg); err != nil {
+		return ReleaseReport{}, err
+	}
+	sig := p.runFrom
+	var r ReleaseReport
+	rel := sig + cfg.Checkpoint
+	if rel <= p.off(deadline) {
+		kept := cfg.wholeIterations(p.frozen)
+		r = ReleaseReport{At: p.epoch.Add(rel), Lost: p.frozen - kept}
+		p.durable = kept
+	} else {
+		rel = p.off(deadline)
+		r = ReleaseReport{At: deadline, Lost: p.frozen - p.durable, Forced: true}
+	}
+	p.u.Held += rel - p.holdFrom
+	p.u.Checkpoint += rel - sig
+	p.u.Lost += r.Lost
+	p.base = p.durable
+	p.state, p.last = Suspended, rel
+	return r, nil
+}
+
+// Finish ends the job at at in the terminal state final ([Completed],
+// [Failed] or [Cancelled]); a job that holds GPUs stops holding them then.
+// Finishing a running job after its work is done is [ErrInvalidValue]: it
+// completes at [Progress.CompletesAt]. O(1).
+func (p *Progress) Finish(at time.Time, final State) error {
+	if !final.Terminal() {
+		return p.fail("progress finish", at, ErrInvalidValue, final, "final state must be terminal")
+	}
+	if err := p.check("progress finish", at, final, Pending, Running, Checkpointing, Suspended); err != nil {
+		return err
+	}
+	o := p.off(at)
+	switch p.state {
+	case Running:
+		if d := p.done(); o > d {
+			return p.fail("progress finish", at, ErrInvalidValue, final, "work done at %v", p.epoch.Add(d).UTC().Format(time.RFC3339Nano))
+		}
+		p.settlePause(o)
+		p.base = p.progressTo(o)
+		p.u.Held += o - p.holdFrom
+	case Checkpointing:
+		p.base = p.frozen
+		p.u.Held += o - p.holdFrom
+		p.u.Checkpoint += o - p.runFrom
+	}
+	if p.state != Pending {
+		p.last = o
+	}
+	p.state = final
+	return nil
+}
+
+// wholeIterations is the part of progress p held by whole iterations: what a
+// snapshot stores.
+func (c SimConfig) wholeIterations(p time.Duration) time.Duration {
+	if c.Iteration <= 0 {
+		return p
+	}
+	return p - p%c.Iteration
+}

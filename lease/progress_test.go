@@ -1,0 +1,401 @@
+package lease
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+func TestProgressTimelines(t *testing.T) {
+	cfg := SimConfig{Checkpoint: sec(10), ColdStart: sec(30), Iteration: sec(30)}
+	type want struct {
+		progress, completes time.Duration // completes: after t0, 0 if not running
+		usage               Usage
+		state               State
+	}
+	tests := map[string]struct {
+		run  func(t *testing.T, p *Progress)
+		at   time.Duration // the query time after t0
+		want want
+	}{
+		"a started job progresses at one second per second": {
+			run: func(t *testing.T, p *Progress) { must(t, p.Start(t0)) },
+			at:  sec(100),
+			want: want{progress: sec(100), completes: sec(1000), state: Running,
+				usage: Usage{Held: sec(100), Progress: sec(100)}},
+		},
+		"a running job holds nothing after its work is done": {
+			run: func(t *testing.T, p *Progress) { must(t, p.Start(t0)) },
+			at:  sec(5000),
+			want: want{progress: sec(1000), completes: sec(1000), state: Running,
+				usage: Usage{Held: sec(1000), Progress: sec(1000)}},
+		},
+		"a renewal pauses for the checkpoint": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.Start(t0))
+				pause, err := p.Renew(t0.Add(sec(100)), cfg)
+				must(t, err)
+				if pause != sec(10) {
+					t.Fatalf("pause %v", pause)
+				}
+			},
+			at: sec(200),
+			want: want{progress: sec(190), completes: sec(1010), state: Running,
+				usage: Usage{Held: sec(200), Progress: sec(190), Checkpoint: sec(10)}},
+		},
+		"a renewal during a cold start waits for it": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.Start(t0))
+				must(t, p.Signal(t0.Add(sec(100))))
+				_, err := p.Release(t0.Add(sec(200)), cfg) // at 110 s, 90 s kept, 10 s lost
+				must(t, err)
+				_, err = p.Restore(t0.Add(sec(200)), cfg) // cold start to 230 s
+				must(t, err)
+				_, err = p.Renew(t0.Add(sec(210)), cfg) // flush 230–240 s
+				must(t, err)
+			},
+			at: sec(300),
+			want: want{progress: sec(150), completes: sec(240 + 910), state: Running,
+				usage: Usage{Held: sec(210), Progress: sec(150), Checkpoint: sec(20), ColdStart: sec(30), Lost: sec(10)}},
+		},
+		"a checkpointing job's progress is frozen at the signal": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.Start(t0))
+				must(t, p.Signal(t0.Add(sec(100))))
+			},
+			at: sec(104),
+			want: want{progress: sec(100), state: Checkpointing,
+				usage: Usage{Held: sec(104), Progress: sec(100), Checkpoint: sec(4)}},
+		},
+		"a release before its flush ends counts as checkpointing until then": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.Start(t0))
+				must(t, p.Signal(t0.Add(sec(100))))
+				_, err := p.Release(t0.Add(sec(300)), cfg)
+				must(t, err)
+			},
+			at: sec(105),
+			want: want{progress: sec(90), state: Checkpointing,
+				usage: Usage{Held: sec(110), Progress: sec(90), Checkpoint: sec(10), Lost: sec(10)}},
+		},
+		"a forced release falls back to the last renewal snapshot": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.Start(t0))
+				_, err := p.Renew(t0.Add(sec(70)), cfg) // 70 s done, 60 s durable
+				must(t, err)
+				must(t, p.Signal(t0.Add(sec(200)))) // 190 s done
+				r, err := p.Release(t0.Add(sec(205)), cfg)
+				must(t, err)
+				if !r.Forced || r.Lost != sec(130) || !r.At.Equal(t0.Add(sec(205))) {
+					t.Fatalf("release %+v", r)
+				}
+			},
+			at: sec(400),
+			want: want{progress: sec(60), state: Suspended,
+				usage: Usage{Held: sec(205), Progress: sec(60), Checkpoint: sec(15), Lost: sec(130)}},
+		},
+		"a signal during a cold start keeps the snapshot's progress": {
+			run: func(t *testing.T, p *Progress) {
+				_, err := p.Restore(t0, cfg)
+				must(t, err)
+				must(t, p.Signal(t0.Add(sec(20))))
+				_, err = p.Release(t0.Add(sec(60)), cfg)
+				must(t, err)
+			},
+			at: sec(60),
+			want: want{progress: 0, state: Suspended,
+				usage: Usage{Held: sec(30), ColdStart: sec(20), Checkpoint: sec(10)}},
+		},
+		"a restoring job reports its cold start": {
+			run: func(t *testing.T, p *Progress) {
+				_, err := p.Restore(t0, cfg)
+				must(t, err)
+			},
+			at: sec(29),
+			want: want{progress: 0, completes: sec(1030), state: Restoring,
+				usage: Usage{Held: sec(29), ColdStart: sec(29)}},
+		},
+		"a job finished mid-run keeps its progress": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.Start(t0))
+				must(t, p.Finish(t0.Add(sec(50)), Cancelled))
+			},
+			at: sec(500),
+			want: want{progress: sec(50), state: Cancelled,
+				usage: Usage{Held: sec(50), Progress: sec(50)}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p, err := NewProgress(sec(1000))
+			must(t, err)
+			tc.run(t, &p)
+			at := t0.Add(tc.at)
+			if got := p.At(at); got != tc.want.progress {
+				t.Errorf("At = %v, want %v", got, tc.want.progress)
+			}
+			end, ok := p.CompletesAt()
+			if ok != (tc.want.completes != 0) || ok && end.Sub(t0) != tc.want.completes {
+				t.Errorf("CompletesAt = +%v %v, want +%v", end.Sub(t0), ok, tc.want.completes)
+			}
+			u := p.Usage(at)
+			if err := u.Check(); err != nil {
+				t.Error(err)
+			}
+			if u != tc.want.usage {
+				t.Errorf("Usage = %+v, want %+v", u, tc.want.usage)
+			}
+			if s := p.State(at); s != tc.want.state {
+				t.Errorf("State = %v, want %v", s, tc.want.state)
+			}
+		})
+	}
+}
+
+func TestProgressRejectsMisuse(t *testing.T) {
+	cfg := SimConfig{Checkpoint: sec(10), ColdStart: sec(30)}
+	if _, err := NewProgress(-1); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("negative work: %v", err)
+	}
+	running := func() Progress {
+		p, _ := NewProgress(sec(100))
+		must(t, p.Start(t1))
+		return p
+	}
+	tests := map[string]struct {
+		p    Progress
+		do   func(p *Progress) error
+		want error
+	}{
+		"a signal of a pending job":  {Progress{}, func(p *Progress) error { return p.Signal(t0) }, ErrInvalidTransition},
+		"a release without a signal": {running(), func(p *Progress) error { _, err := p.Release(t2, cfg); return err }, ErrInvalidTransition},
+		"a second start":             {running(), func(p *Progress) error { return p.Start(t2) }, ErrInvalidTransition},
+		"a restore of a running job": {running(), func(p *Progress) error { _, err := p.Restore(t2, cfg); return err }, ErrInvalidTransition},
+		"a renewal before the start": {running(), func(p *Progress) error { _, err := p.Renew(t0, cfg); return err }, ErrTimeBackwards},
+		"a renewal after the work is done": {running(), func(p *Progress) error {
+			_, err := p.Renew(t3, cfg)
+			return err
+		}, ErrInvalidTransition},
+		"a signal after the work is done": {running(), func(p *Progress) error { return p.Signal(t3) }, ErrInvalidTransition},
+		"a finish after the work is done": {running(), func(p *Progress) error { return p.Finish(t3, Completed) }, ErrInvalidValue},
+		"a finish in a live state":        {running(), func(p *Progress) error { return p.Finish(t2, Suspended) }, ErrInvalidValue},
+		"a negative overhead": {running(), func(p *Progress) error {
+			_, err := p.Renew(t2, SimConfig{Checkpoint: -1})
+			return err
+		}, ErrConfig},
+		"a deadline before the signal": {running(), func(p *Progress) error {
+			must(t, p.Signal(t2))
+			_, err := p.Release(t1, cfg)
+			return err
+		}, ErrTimeBackwards},
+		"a restore before the release": {running(), func(p *Progress) error {
+			must(t, p.Signal(t1))
+			_, err := p.Release(t2, cfg) // released at t1+10s
+			must(t, err)
+			_, err = p.Restore(t1.Add(sec(5)), cfg)
+			return err
+		}, ErrTimeBackwards},
+		"an event after the finish": {running(), func(p *Progress) error {
+			must(t, p.Finish(t1, Failed))
+			_, err := p.Restore(t2, cfg)
+			return err
+		}, ErrInvalidTransition},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := tc.p
+			var before Progress
+			err := tc.do(&p)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.At.IsZero() && tc.want != ErrInvalidValue {
+				t.Errorf("error %v does not name its time", err)
+			}
+			// The failing call leaves the value as the steps before it did.
+			before = tc.p
+			_ = tc.do(&before)
+			if before != p {
+				t.Errorf("state changed by a rejected call: %+v, then %+v", p, before)
+			}
+		})
+	}
+}
+
+// TestProgressStateMachine drives one Progress with random legal and
+// illegal events at random times and checks it after every step against a
+// small model that keeps its own tally of the wall time the job held GPUs,
+// of the lost work the releases reported, and of its state:
+//   - Usage satisfies Usage.Check (progress + checkpoint + cold start +
+//     lost == held), Held equals the model's wall time held, Lost the
+//     releases' reports, Progress equals At;
+//   - progress never decreases while the job runs and never exceeds its
+//     work; a snapshot holds whole iterations;
+//   - CompletesAt is when At first reaches the work;
+//   - a rejected event leaves the value unchanged.
+func TestProgressStateMachine(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := drawSimConfig(rt)
+		work := sec(rapid.IntRange(0, 3000).Draw(rt, "work"))
+		p, err := NewProgress(work)
+		must(rt, err)
+		now := t0
+		var (
+			state     = Pending
+			holdSince time.Time
+			held      time.Duration
+			lost      time.Duration
+			lastSeen  time.Duration // progress at the last check while running
+			lastEv    time.Time     // the latest event
+		)
+		ended := func() bool { return state.Terminal() }
+		rt.Repeat(map[string]func(*rapid.T){
+			"advance": func(rt *rapid.T) {
+				dt := sec(rapid.IntRange(0, 600).Draw(rt, "dt"))
+				if end, ok := p.CompletesAt(); ok && now.Add(dt).After(end) {
+					// The job finishes at the end of its work, as a caller
+					// would; it cannot be signalled or renewed later.
+					now, lastEv = end, end
+					must(rt, p.Finish(now, Completed))
+					held += now.Sub(holdSince)
+					state = Completed
+					return
+				}
+				now = now.Add(dt)
+			},
+			"start": func(rt *rapid.T) {
+				if state != Pending {
+					rt.Skip("not pending")
+				}
+				must(rt, p.Start(now))
+				state, holdSince, lastEv = Running, now, now
+			},
+			"restore": func(rt *rapid.T) {
+				if state != Suspended && state != Pending {
+					rt.Skip("not suspended")
+				}
+				cold, err := p.Restore(now, cfg)
+				must(rt, err)
+				if cold != cfg.ColdStart {
+					rt.Fatalf("cold start %v", cold)
+				}
+				state, holdSince, lastSeen, lastEv = Running, now, p.At(now), now
+			},
+			"renew": func(rt *rapid.T) {
+				if state != Running {
+					rt.Skip("not running")
+				}
+				before := p.At(now)
+				end, _ := p.CompletesAt()
+				pause, err := p.Renew(now, cfg)
+				must(rt, err)
+				lastEv = now
+				if after, _ := p.CompletesAt(); after.Sub(end) != pause {
+					rt.Fatalf("renewal pause %v moved the completion by %v", pause, after.Sub(end))
+				}
+				if p.At(now) != before {
+					rt.Fatalf("renewal changed progress %v → %v", before, p.At(now))
+				}
+				if pause > 0 && cfg.Iteration > 0 && p.Durable()%cfg.Iteration != 0 {
+					rt.Fatalf("renewal snapshot %v is not whole iterations of %v", p.Durable(), cfg.Iteration)
+				}
+			},
+			"preempt": func(rt *rapid.T) {
+				if state != Running {
+					rt.Skip("not running")
+				}
+				must(rt, p.Signal(now))
+				durable, frozen := p.Durable(), p.At(now)
+				deadline := now.Add(sec(rapid.IntRange(0, 90).Draw(rt, "grace")))
+				r, err := p.Release(deadline, cfg)
+				must(rt, err)
+				switch {
+				case r.Forced && (r.Lost != frozen-durable || !r.At.Equal(deadline)):
+					rt.Fatalf("forced release %+v, progress %v, durable %v", r, frozen, durable)
+				case !r.Forced && (r.At.Sub(now) != cfg.Checkpoint || r.At.After(deadline)):
+					rt.Fatalf("release %+v of a signal at %v", r, now)
+				case cfg.Iteration > 0 && p.At(r.At)%cfg.Iteration != 0:
+					rt.Fatalf("kept %v is not whole iterations of %v", p.At(r.At), cfg.Iteration)
+				case p.At(r.At)+r.Lost != frozen:
+					rt.Fatalf("kept %v + lost %v != progress %v", p.At(r.At), r.Lost, frozen)
+				}
+				now, lastEv = r.At, r.At
+				held += now.Sub(holdSince)
+				lost += r.Lost
+				state = Suspended
+			},
+			"end early": func(rt *rapid.T) {
+				if ended() {
+					rt.Skip("ended")
+				}
+				final := rapid.SampledFrom([]State{Failed, Cancelled}).Draw(rt, "final")
+				must(rt, p.Finish(now, final))
+				lastEv = now
+				if state == Running {
+					held += now.Sub(holdSince)
+				}
+				state = final
+			},
+			"illegal event": func(rt *rapid.T) {
+				evs := map[string]struct {
+					legal []State
+					do    func(p *Progress) error
+				}{
+					"start":   {[]State{Pending}, func(p *Progress) error { return p.Start(now) }},
+					"restore": {[]State{Pending, Suspended}, func(p *Progress) error { _, err := p.Restore(now, cfg); return err }},
+					"renew":   {[]State{Running}, func(p *Progress) error { _, err := p.Renew(now, cfg); return err }},
+					"signal":  {[]State{Running}, func(p *Progress) error { return p.Signal(now) }},
+					"release": {nil, func(p *Progress) error { _, err := p.Release(now, cfg); return err }},
+					"earlier": {nil, func(p *Progress) error { return p.Signal(lastEv.Add(-1)) }},
+				}
+				name := rapid.SampledFrom([]string{"start", "restore", "renew", "signal", "release", "earlier"}).Draw(rt, "event")
+				ev := evs[name]
+				for _, s := range ev.legal {
+					if s == state {
+						rt.Skip("legal")
+					}
+				}
+				if name == "earlier" && state != Running {
+					rt.Skip("not running")
+				}
+				before := p
+				if err := ev.do(&p); err == nil {
+					rt.Fatalf("%s in state %v accepted", name, state)
+				}
+				if p != before {
+					rt.Fatalf("rejected %s changed %+v → %+v", name, before, p)
+				}
+			},
+			"": func(rt *rapid.T) {
+				u := p.Usage(now)
+				if err := u.Check(); err != nil {
+					rt.Fatal(err)
+				}
+				h := held
+				if state == Running {
+					h += now.Sub(holdSince)
+				}
+				if u.Held != h || u.Lost != lost || u.Progress != p.At(now) {
+					rt.Fatalf("usage %+v; model held %v, lost %v; At %v", u, h, lost, p.At(now))
+				}
+				if got := p.State(now); got != state && !(state == Running && got == Restoring) {
+					rt.Fatalf("state %v, model %v", got, state)
+				}
+				prog := p.At(now)
+				if prog > work || state == Running && prog < lastSeen {
+					rt.Fatalf("progress %v (was %v) of work %v", prog, lastSeen, work)
+				}
+				if state == Running {
+					lastSeen = prog
+					end, ok := p.CompletesAt()
+					if !ok || p.At(end) != work || end.After(now) && prog < work && p.At(end.Add(-1)) >= work {
+						rt.Fatalf("CompletesAt %v (ok %v): progress there %v of %v", end.Sub(t0), ok, p.At(end), work)
+					}
+				}
+			},
+		})
+	})
+}
