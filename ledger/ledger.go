@@ -125,13 +125,16 @@ const (
 )
 
 type job struct {
-	// Fields read by every Start and Stop come first, in one cache line.
+	// Fields read by every Start and Stop come first, with the first bytes
+	// of the alloc series, so that an event touches two or three adjacent
+	// cache lines of the record.
 	state  jobState
 	final  FinalState
 	tn     *tenant
 	demand GPUs
 	finish int64
-	alloc  series // rate demand while running
+	alloc  series   // rate demand while running
+	allocP [24]byte // backing for the first encoded alloc breakpoints
 
 	id        JobID
 	weight    float64
@@ -141,7 +144,6 @@ type job struct {
 	finalFair float64    // fair value at finish
 	seg0      [1]segment // backing for segs: most jobs never change weight
 	allocB    [1]block   // backing for the first block of alloc breakpoints
-	allocP    [16]byte   // and for its first encoded breakpoints
 }
 
 // newJob returns a job record whose first segment and first alloc

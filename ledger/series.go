@@ -103,31 +103,51 @@ type point struct {
 // block is a run of breakpoints: the first in full, the rest encoded in b.
 type block struct {
 	p   point
-	b   []byte // encoded breakpoints after p
-	cnt int    // breakpoints in the block, p included
+	b   []byte // encoded breakpoints after p (while the block is the last: store.tail)
+	cnt int    // breakpoints in the block, p included (while the last: store.cnt)
 }
 
 // store is a time-ordered sequence of breakpoints in blocks. Blocks are never
-// empty; breakpoint times strictly increase.
+// empty; breakpoint times strictly increase. Everything an append reads or
+// writes, except the bytes themselves, is in the store (the last block's
+// bytes and count too), so extending a series touches the record that holds
+// it and the page the bytes go to, not its block list.
 type store struct {
-	head   point   // the last breakpoint, decoded (valid when n > 0)
-	prevR  float64 // rate of the breakpoint before head (the delta base of its encoding)
-	n      int
+	head   point   // the last breakpoint, decoded (valid when the store is not empty)
+	prevR  float64 // rate of the breakpoint before head (the base of head's encoding)
+	tail   []byte  // the last block's encoded breakpoints; its spare capacity is the page's free room
 	blocks []block
-	headAt int32 // offset of head's encoding in the last block's b; −1 if head is that block's p
+	cnt    int32 // breakpoints in the last block
+	headAt int32 // offset of head's encoding in tail; −1 if head is the last block's p
 	page   int32 // size of the last byte page allocated
 }
 
-func (s *store) len() int { return s.n }
+// len returns the number of breakpoints. O(blocks).
+func (s *store) len() int {
+	n := 0
+	if k := len(s.blocks); k > 0 {
+		n = int(s.cnt)
+		for _, blk := range s.blocks[:k-1] {
+			n += blk.cnt
+		}
+	}
+	return n
+}
+
+// run returns block i's first breakpoint and the encoding of the others.
+func (s *store) run(i int) (point, []byte) {
+	if i == len(s.blocks)-1 {
+		return s.blocks[i].p, s.tail
+	}
+	return s.blocks[i].p, s.blocks[i].b
+}
 
 // inline makes the store use room owned by its owner for its first block and
 // first bytes, so a short series costs no allocation of its own. The store
 // must be empty.
 func (s *store) inline(blocks []block, page []byte) {
 	s.blocks = blocks[:0]
-	if len(blocks) > 0 {
-		blocks[0].b = page[:0]
-	}
+	s.tail = page[:0]
 	s.page = int32(len(page))
 }
 
@@ -163,91 +183,83 @@ func next(p point, b []byte, d decay) (point, int) {
 // what the series computes at p.t it is encoded in a few bytes, otherwise it
 // starts a block of its own. O(1); allocates once per page.
 func (s *store) push(p point, d decay) {
-	if s.n > 0 && math.Float64bits(d.grow(s.head.v, s.head.r, p.t-s.head.t)) == math.Float64bits(p.v) {
+	if len(s.blocks) > 0 && math.Float64bits(d.grow(s.head.v, s.head.r, p.t-s.head.t)) == math.Float64bits(p.v) {
 		s.add(p)
 		return
 	}
 	s.open(p)
 }
 
-// add appends p, whose value is grow(head) at p.t. O(1); allocates once per
-// page.
+// add appends p, whose value is grow(head) at p.t. O(1) amortized;
+// allocates once per page.
 func (s *store) add(p point) {
-	h := s.head
-	lb := &s.blocks[len(s.blocks)-1]
-	var buf [maxEnc]byte
-	e := encode(buf[:0], p.t-h.t, h.r, p.r)
-	if lb.cnt >= blockLen || cap(lb.b)-len(lb.b) < len(e) {
+	if s.cnt >= blockLen {
 		s.open(p)
 		return
 	}
-	s.headAt = int32(len(lb.b))
-	lb.b = append(lb.b, e...)
-	lb.cnt++
+	h := s.head
+	var buf [maxEnc]byte
+	e := encode(buf[:0], p.t-h.t, h.r, p.r)
+	if cap(s.tail)-len(s.tail) < len(e) {
+		// the block outgrows its page: move its bytes to a larger one
+		s.page = min(max(2*s.page, firstPage), maxPage)
+		s.tail = append(make([]byte, 0, max(int(s.page), 2*len(s.tail)+len(e))), s.tail...)
+	}
+	s.headAt = int32(len(s.tail))
+	s.tail = append(s.tail, e...)
+	s.cnt++
 	s.prevR, s.head = h.r, p
-	s.n++
 }
 
 // open starts a block with p, in the room left in the current page or in a
 // new page.
 func (s *store) open(p point) {
-	var room []byte
-	switch k := len(s.blocks); {
-	case k == 0 && cap(s.blocks) > 0 && cap(s.blocks[:1][0].b) > 0:
-		room = s.blocks[:1][0].b[:0] // storage provided by the owner (see inline)
-	case k > 0 && cap(s.blocks[k-1].b)-len(s.blocks[k-1].b) >= minRoom:
-		lb := &s.blocks[k-1]
-		room = lb.b[len(lb.b):len(lb.b)]
-		lb.b = lb.b[:len(lb.b):len(lb.b)]
-	default:
+	room := s.tail[len(s.tail):]
+	if k := len(s.blocks); k > 0 {
+		// close the last block
+		s.blocks[k-1].b = s.tail[:len(s.tail):len(s.tail)]
+		s.blocks[k-1].cnt = int(s.cnt)
+		s.prevR = s.head.r
+	}
+	if cap(room) < minRoom {
 		s.page = min(max(2*s.page, firstPage), maxPage)
 		room = make([]byte, 0, s.page)
 	}
-	if s.n > 0 {
-		s.prevR = s.head.r
+	if len(s.blocks) == cap(s.blocks) {
+		// double, as append does only for small slices: a long series
+		// would otherwise copy its block list every quarter of its growth
+		s.blocks = append(make([]block, 0, max(4, 2*cap(s.blocks))), s.blocks...)
 	}
-	s.blocks = append(s.blocks, block{p: p, b: room, cnt: 1})
+	s.blocks = append(s.blocks, block{p: p})
+	s.tail, s.cnt = room, 1
 	s.head, s.headAt = p, -1
-	s.n++
 }
 
 // setHeadRate replaces the rate of the last breakpoint. O(1).
 func (s *store) setHeadRate(r float64) {
-	lb := &s.blocks[len(s.blocks)-1]
 	if s.headAt < 0 {
-		lb.p.r = r
+		s.blocks[len(s.blocks)-1].p.r = r
 	} else {
-		u, _ := binary.Uvarint(lb.b[s.headAt:])
-		lb.b = encode(lb.b[:s.headAt], int64(u>>1), s.prevR, r)
+		u, _ := binary.Uvarint(s.tail[s.headAt:])
+		s.tail = encode(s.tail[:s.headAt], int64(u>>1), s.prevR, r)
 	}
 	s.head.r = r
-}
-
-// locate returns the block holding the last breakpoint with time ≤ t, or −1
-// if there is none. O(log n).
-func (s *store) locate(t int64) int {
-	if s.n == 0 || t < s.blocks[0].p.t {
-		return -1
-	}
-	bi := len(s.blocks) - 1
-	if t < s.blocks[bi].p.t {
-		bi = sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].p.t > t }) - 1
-	}
-	return bi
 }
 
 // find returns the last breakpoint with time ≤ t; false if there is none.
 // O(log n + blockLen), O(1) when t is at or after the last breakpoint.
 func (s *store) find(t int64, d decay) (point, bool) {
-	if s.n > 0 && t >= s.head.t {
-		return s.head, true
-	}
-	bi := s.locate(t)
-	if bi < 0 {
+	if len(s.blocks) == 0 || t < s.blocks[0].p.t {
 		return point{}, false
 	}
-	blk := &s.blocks[bi]
-	p, b := blk.p, blk.b
+	if t >= s.head.t {
+		return s.head, true
+	}
+	bi := len(s.blocks) - 1
+	if t < s.blocks[bi].p.t {
+		bi = sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].p.t > t }) - 1
+	}
+	p, b := s.run(bi)
 	for len(b) > 0 {
 		q, n := next(p, b, d)
 		if q.t > t {
@@ -262,41 +274,47 @@ func (s *store) find(t int64, d decay) (point, bool) {
 // last one at or before begin. O(1) amortized, O(1) when there is nothing to
 // drop.
 func (s *store) trim(begin int64, d decay) {
-	if s.n < 2 || begin == math.MinInt64 {
+	if len(s.blocks) == 0 || begin == math.MinInt64 {
 		return
 	}
-	for {
-		if len(s.blocks) > 1 && s.blocks[1].p.t <= begin {
-			s.n -= s.blocks[0].cnt
-			s.blocks[0] = block{}
-			s.blocks = s.blocks[1:]
+	for len(s.blocks) > 1 && s.blocks[1].p.t <= begin {
+		s.blocks[0] = block{}
+		s.blocks = s.blocks[1:]
+	}
+	b0 := &s.blocks[0]
+	last := len(s.blocks) == 1
+	b := b0.b
+	if last {
+		b = s.tail
+	}
+	for len(b) > 0 {
+		q, n := next(b0.p, b, d)
+		if q.t > begin {
+			break
+		}
+		b0.p, b = q, b[n:]
+		if !last {
+			b0.cnt--
 			continue
 		}
-		b0 := &s.blocks[0]
-		if len(b0.b) == 0 {
-			return
+		s.cnt--
+		s.headAt -= int32(n)
+	}
+	if last {
+		s.tail = b
+		if len(b) == 0 {
+			s.headAt = -1
 		}
-		q, n := next(b0.p, b0.b, d)
-		if q.t > begin {
-			return
-		}
-		b0.p, b0.b = q, b0.b[n:]
-		b0.cnt--
-		s.n--
-		if len(s.blocks) == 1 {
-			s.headAt -= int32(n)
-			if len(b0.b) == 0 {
-				s.headAt = -1
-			}
-		}
+	} else {
+		b0.b = b
 	}
 }
 
 // each calls f on every breakpoint in time order.
 func (s *store) each(d decay, f func(i int, p point)) {
 	i := 0
-	for _, blk := range s.blocks {
-		p, b := blk.p, blk.b
+	for bi := range s.blocks {
+		p, b := s.run(bi)
 		f(i, p)
 		i++
 		for len(b) > 0 {
@@ -315,7 +333,7 @@ type series struct{ st store }
 // set records that from time t (≥ the last breakpoint) the rate is r. O(1);
 // with trailing history it also drops breakpoints that end before begin.
 func (s *series) set(t int64, r float64, d decay, begin int64) {
-	if s.st.n == 0 {
+	if len(s.st.blocks) == 0 {
 		s.st.open(point{t: t, r: r})
 		return
 	}
@@ -344,7 +362,7 @@ func (s *series) at(t int64, d decay) float64 {
 
 // rate returns the current rate (that of the last breakpoint).
 func (s *series) rate() float64 {
-	if s.st.n > 0 {
+	if len(s.st.blocks) > 0 {
 		return s.st.head.r
 	}
 	return 0
