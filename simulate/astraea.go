@@ -3,6 +3,8 @@ package simulate
 import (
 	"cmp"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
@@ -58,6 +60,7 @@ type Astraea struct {
 	opts   sched.Options
 	trim   trimmer
 	grants []Grant // reused: the engine does not keep a Decision
+	gains  []nodeGain
 	rounds sched.Rounder
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
@@ -110,9 +113,12 @@ func (s singleLevel) TenantAccount(ledger.TenantID) (ledger.Account, bool) {
 func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return s.v.JobAccount(id) }
 
 // Schedule runs one round. Cost: that of [sched.Round] over the candidates,
-// plus undoing the round's placements on the cluster (O(grants + releases));
-// a tick at which no lease ends and no pending
-// job can fit the free GPUs returns at once, in O(pending).
+// plus undoing the round's placements on the cluster (O(grants + releases)).
+// Two kinds of tick skip the round: one at which no lease ends and no
+// pending job fits the free GPUs returns at once, in O(distinct pending
+// demands); one at which no pending job would fit even if every expiring
+// job let go renews the expiring jobs, in O(e log nodes) for e expiring
+// jobs (see fitsReleased).
 func (a *Astraea) Schedule(s *State) (Decision, error) {
 	expiring, expGPUs := len(s.Expiring), 0
 	for _, r := range s.Expiring {
@@ -125,16 +131,14 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	if !a.exhaustive && expiring > 0 && (len(s.PendingDemands) == 0 || s.PendingDemands[0] > s.Cluster.Free()+expGPUs) {
-		// No waiting job can get GPUs even if every expiring job let go:
-		// the round would renew every expiring job in place (the backfill
-		// stage renews those of tenants that left play).
-		gs := a.grants[:0]
-		for _, r := range s.Expiring {
-			gs = append(gs, Grant{Job: r.Job.ID, Placement: r.Placement, Lease: lease, Renew: true})
+	if !a.exhaustive && expiring > 0 {
+		fits, err := a.fitsReleased(s, expGPUs)
+		if err != nil {
+			return Decision{}, fmt.Errorf("astraea: %w", err)
 		}
-		a.grants = gs
-		return Decision{Grants: gs}, nil
+		if !fits {
+			return a.renewAll(s, lease), nil
+		}
 	}
 	// No candidate can get more than the free GPUs plus those of the
 	// expiring jobs during the round.
@@ -214,6 +218,18 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	return d, nil
 }
 
+// renewAll renews every expiring job in place: what a round decides when
+// no waiting job can get GPUs even if every expiring job let go (the
+// backfill stage renews those of tenants that left play).
+func (a *Astraea) renewAll(s *State, lease time.Duration) Decision {
+	gs := a.grants[:0]
+	for _, r := range s.Expiring {
+		gs = append(gs, Grant{Job: r.Job.ID, Placement: r.Placement, Lease: lease, Renew: true})
+	}
+	a.grants = gs
+	return Decision{Grants: gs}
+}
+
 // inPlace is the cluster as a round's Placer without its Clone: the round
 // then looks at the optimistic view (expiring jobs released) by releasing
 // the few expiring jobs for a moment and restoring them, instead of
@@ -262,6 +278,102 @@ func anyFits(s *State) bool {
 		}
 	}
 	return false
+}
+
+// fitsReleased reports whether some pending job could be placed if every
+// expiring job let go of its GPUs: the optimistic view at the start of a
+// round, the most any pending job can hope for during it (the round's views
+// only lose GPUs, and placement.Cluster's Fits is monotone in the free
+// GPUs). When it is false, the round grants no pending job, preempts
+// nothing and renews every expiring job.
+//
+// It reads that view without building it where it can: a demand fits if
+// one node would have it free (the GPUs a node gains come from the expiring
+// jobs' slots); a larger one fits if it may span nodes (the cluster's own
+// Fits says so when enough GPUs are free now and no node has the demand
+// free) and enough GPUs would be free in all. O(e log nodes) for the e
+// nodes the expiring jobs use, plus one Fits per distinct pending demand up
+// to the GPUs that would be free. Where that does not settle it, it
+// releases the expiring jobs for a moment and asks the cluster (see
+// fitsReleasedSlow).
+func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
+	c := s.Cluster
+	ds := s.PendingDemands
+	if len(ds) == 0 || ds[0] > c.Free()+expGPUs {
+		return false, nil
+	}
+	gains := a.gains[:0]
+	for _, r := range s.Expiring {
+		for _, sl := range r.Placement.Slots {
+			i := slices.IndexFunc(gains, func(g nodeGain) bool { return g.node == sl.Node })
+			if i < 0 {
+				i = len(gains)
+				gains = append(gains, nodeGain{node: sl.Node})
+			}
+			gains[i].gpus += len(sl.GPUs)
+		}
+	}
+	a.gains = gains
+	largest, free := c.LargestFree(), c.Free()
+	for _, g := range gains {
+		n, ok := c.Node(g.node)
+		if !ok || n.Draining {
+			return fitsReleasedSlow(s)
+		}
+		largest = max(largest, n.Free+g.gpus)
+		free += g.gpus
+	}
+	if ds[0] <= largest {
+		return true, nil
+	}
+	// Every pending demand is more than one node would have free: it fits
+	// only across nodes.
+	for _, d := range ds {
+		if d > free {
+			break
+		}
+		if c.Free() < d {
+			return fitsReleasedSlow(s)
+		}
+		if c.Fits(d) {
+			// No node has d free now, yet d fits: it may span nodes.
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// nodeGain is the GPUs a node would gain if the expiring jobs let go.
+type nodeGain struct {
+	node string
+	gpus int
+}
+
+// fitsReleasedSlow answers fitsReleased by releasing the expiring jobs for
+// a moment and restoring them: O(e log nodes) placer operations for e
+// expiring jobs, plus one Fits per distinct pending demand.
+func fitsReleasedSlow(s *State) (bool, error) {
+	released := 0
+	var err error
+	for _, r := range s.Expiring {
+		if _, err = s.Cluster.Release(r.Job.ID); err != nil {
+			break
+		}
+		released++
+	}
+	fits := false
+	if err == nil {
+		fits = anyFits(s)
+	}
+	for _, r := range s.Expiring[:released] {
+		if aerr := s.Cluster.Allocate(r.Job.ID, r.Placement); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("optimistic look: %w", err)
+	}
+	return fits, nil
 }
 
 // trimmer leaves out of a round the pending jobs that cannot change its
