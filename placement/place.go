@@ -13,6 +13,7 @@ import (
 type plan struct {
 	pool  *btree.BTreeG[key] // (free, id) of candidate nodes
 	nodes int
+	best  key // the best-fitting node of a single-node plan
 }
 
 // decide applies the placement rules to demand. It never mutates.
@@ -24,8 +25,8 @@ func (c *Cluster) decide(demand int) (plan, error) {
 		return plan{}, &Error{Op: "place", Err: ErrInvalidDemand,
 			Detail: fmt.Sprintf("demand %d GPUs, want > 0", demand)}
 	}
-	if _, ok := c.bestFit(c.free, demand); ok {
-		return plan{pool: c.free, nodes: 1}, nil
+	if b, ok := c.bestFit(c.free, demand); ok {
+		return plan{pool: c.free, nodes: 1, best: b}, nil
 	}
 	largest := c.LargestFree()
 	if !c.spread && demand <= c.largestNode() {
@@ -133,7 +134,7 @@ func topSum(t *btree.BTreeG[key], k int) int {
 // O(k log n + GPUs of the chosen nodes).
 func (c *Cluster) choose(p plan, demand int) Placement {
 	if p.nodes == 1 {
-		b, _ := c.bestFit(p.pool, demand)
+		b := p.best
 		e, _ := c.nodes.Get(nodeEntry{id: b.id})
 		return Placement{Slots: []Slot{{Node: b.id, GPUs: e.n.lowestFree(demand)}}}
 	}
@@ -233,43 +234,61 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 	if id == "" {
 		return fail("", ErrInvalidPlacement, "allocation id is empty")
 	}
-	if c.allocs.Has(allocEntry{id: id}) {
+	var buf [16]nodeEntry
+	nodes, err := c.validate(p, buf[:0], fail)
+	if err != nil {
+		// A duplicate id is reported first, whatever else is wrong.
+		if c.allocs.Has(allocEntry{id: id}) {
+			return fail("", ErrDuplicateAllocation, "")
+		}
+		return err
+	}
+	stored := p.clone()
+	// One search of the allocations both checks the id and stores it; a
+	// duplicate found this way is put back before anything else changed.
+	if old, dup := c.allocs.ReplaceOrInsert(allocEntry{id: id, p: stored}); dup {
+		c.allocs.ReplaceOrInsert(old)
 		return fail("", ErrDuplicateAllocation, "")
 	}
+	for i, s := range stored.Slots {
+		c.markSlot(nodes[i], s, true)
+	}
+	return nil
+}
+
+// validate checks that p can be allocated and appends the entry of every
+// slot's node to nodes, in slot order. fail builds the error.
+func (c *Cluster) validate(p Placement, nodes []nodeEntry, fail func(node string, sentinel error, detail string) error) ([]nodeEntry, error) {
 	if len(p.Slots) == 0 {
-		return fail("", ErrInvalidPlacement, "placement has no slot")
+		return nil, fail("", ErrInvalidPlacement, "placement has no slot")
 	}
 	for i, s := range p.Slots {
 		if i > 0 && s.Node <= p.Slots[i-1].Node {
-			return fail(s.Node, ErrInvalidPlacement, "slots are not ordered by node id, or a node repeats")
+			return nil, fail(s.Node, ErrInvalidPlacement, "slots are not ordered by node id, or a node repeats")
 		}
 		e, ok := c.nodes.Get(nodeEntry{id: s.Node})
 		if !ok {
-			return fail(s.Node, ErrUnknownNode, "")
+			return nil, fail(s.Node, ErrUnknownNode, "")
 		}
 		n := e.n
 		if len(s.GPUs) == 0 {
-			return fail(s.Node, ErrInvalidPlacement, "slot has no GPU")
+			return nil, fail(s.Node, ErrInvalidPlacement, "slot has no GPU")
 		}
 		for j, g := range s.GPUs {
 			if g < 0 || g >= n.gpus {
-				return fail(s.Node, ErrInvalidPlacement,
+				return nil, fail(s.Node, ErrInvalidPlacement,
 					fmt.Sprintf("GPU %d out of range [0, %d)", g, n.gpus))
 			}
 			if j > 0 && g <= s.GPUs[j-1] {
-				return fail(s.Node, ErrInvalidPlacement, "GPU indices are not strictly ascending")
+				return nil, fail(s.Node, ErrInvalidPlacement, "GPU indices are not strictly ascending")
 			}
 			if n.held(g) {
-				return fail(s.Node, ErrConflict, fmt.Sprintf("GPU %d is already held", g))
+				return nil, fail(s.Node, ErrConflict, fmt.Sprintf("GPU %d is already held", g))
 			}
 		}
+		nodes = append(nodes, e)
 	}
-	stored := p.clone()
-	for _, s := range stored.Slots {
-		c.markSlot(s, true)
-	}
-	c.allocs.ReplaceOrInsert(allocEntry{id: id, p: stored})
-	return nil
+	return nodes, nil
 }
 
 // Release frees the GPUs held by allocation id and returns its placement.
@@ -281,15 +300,16 @@ func (c *Cluster) Release(id string) (Placement, error) {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
 	for _, s := range e.p.Slots {
-		c.markSlot(s, false)
+		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
+		c.markSlot(n, s, false)
 	}
 	return e.p, nil
 }
 
-// markSlot marks the GPUs of slot s held (or free) on their node, updates
-// the counts and reindexes the node. The caller has validated s.
-func (c *Cluster) markSlot(s Slot, held bool) {
-	e, _ := c.nodes.Get(nodeEntry{id: s.Node})
+// markSlot marks the GPUs of slot s held (or free) on their node, whose
+// entry is e, updates the counts and reindexes the node. The caller has
+// validated s.
+func (c *Cluster) markSlot(e nodeEntry, s Slot, held bool) {
 	n := c.mutNode(e)
 	old := n.snapshot()
 	for _, g := range s.GPUs {
