@@ -2,58 +2,169 @@ package sched
 
 import (
 	"hash/maphash"
+	"math/bits"
 
 	"github.com/astraea-sched/astraea/ledger"
 )
 
-// idSet finds duplicate job ids among the candidates: open addressing with
-// linear probing over a power-of-two table of candidate indices, keyed by a
-// 64-bit hash of the id, with 32 bits of the hash kept beside each slot so
-// that most probes never touch the strings. The table is at least twice the
-// number of ids. Insert is O(1) expected; it costs about one cache miss,
-// where a Go map of 100,000 strings costs two or three. The random seed only
-// affects where ids land, never which ids are duplicates.
+// strTable maps strings to dense int32 indices: open addressing with linear
+// probing over a power-of-two table of uint64 entries, each holding 32 bits
+// of the key's 64-bit hash beside 1 + the index (0 = empty), so that a probe
+// touches one word and most probes never touch the strings. The caller
+// keeps the strings and says, through same, whether index j holds the key
+// being looked up; it is asked only when the stored hash bits match. The
+// random seed only affects where keys land, never which keys are equal.
+type strTable struct {
+	seed uint64
+	slot []uint64
+	mask uint64
+	n    int // keys stored
+}
+
+// reset empties the table and sizes it for at least n keys at a load of at
+// most one half, reusing its array when large enough. O(size).
+func (t *strTable) reset(n int) {
+	size := 8
+	for size < 2*n {
+		size <<= 1
+	}
+	if t.slot == nil {
+		t.seed = maphash.Comparable(maphash.MakeSeed(), 0) | 1
+	}
+	if cap(t.slot) >= size {
+		t.slot = t.slot[:size]
+		clear(t.slot)
+	} else {
+		t.slot = make([]uint64, size)
+	}
+	t.mask = uint64(size - 1)
+	t.n = 0
+}
+
+// hash returns a seeded 64-bit hash of s. It reads s eight bytes at a time
+// (the last word overlapping the one before) and mixes each word by a
+// 64×64→128-bit multiplication folded to 64 bits; ids are short, so this is
+// several times cheaper than a call to maphash.String. O(len(s)).
+func (t *strTable) hash(s string) uint64 {
+	const (
+		k0 = 0xa0761d6478bd642f
+		k1 = 0xe7037ed1a0b428db
+	)
+	n := len(s)
+	h := t.seed ^ uint64(n)*k0
+	switch {
+	case n >= 8:
+		last := s[n-8:]
+		for len(s) > 8 {
+			h = mix(h^le64(s), k1)
+			s = s[8:]
+		}
+		h = mix(h^le64(last), k1)
+	case n >= 4:
+		h = mix(h^(le32(s)<<32|le32(s[n-4:])), k1)
+	case n > 0:
+		h = mix(h^(uint64(s[0])<<16|uint64(s[n>>1])<<8|uint64(s[n-1])), k1)
+	}
+	return mix(h, k0)
+}
+
+// le64 and le32 read the first 8 and 4 bytes of s, little-endian.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint64 {
+	_ = s[3]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+}
+
+// mix folds the 128-bit product of a and b to 64 bits.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// find returns the index stored for the key with hash h, or -1 and the slot
+// where the key would go. O(1) expected.
+func (t *strTable) find(h uint64, same func(j int32) bool) (int32, uint64) {
+	tag := h >> 32
+	for p := h & t.mask; ; p = (p + 1) & t.mask {
+		e := t.slot[p]
+		if e == 0 {
+			return -1, p
+		}
+		if e>>32 == tag && same(int32(uint32(e))-1) {
+			return int32(uint32(e)) - 1, p
+		}
+	}
+}
+
+// put stores index i for the key with hash h in slot p, as returned by find.
+func (t *strTable) put(p, h uint64, i int32) {
+	t.slot[p] = h&^0xffffffff | uint64(uint32(i+1))
+	t.n++
+}
+
+// idSet finds duplicate job ids among the candidates, in a strTable at least
+// twice the number of ids. Insert is O(1) expected; it costs about one cache
+// miss, where a Go map of 100,000 strings costs two or three.
 type idSet struct {
-	seed  maphash.Seed
-	slot  []int32  // 1 + candidate index; 0 = empty
-	tag   []uint32 // high bits of the hash of the id in slot
-	mask  uint64
+	t     strTable
 	names []Candidate
 }
 
-// reset empties the set for cands, reusing its tables when large enough.
+// reset empties the set for cands, reusing its table when large enough.
 func (s *idSet) reset(cands []Candidate) {
-	size := 1
-	for size < 2*len(cands) {
-		size <<= 1
-	}
-	if s.slot == nil {
-		s.seed = maphash.MakeSeed()
-	}
-	if cap(s.slot) >= size {
-		s.slot, s.tag = s.slot[:size], s.tag[:size]
-		clear(s.slot)
-	} else {
-		s.slot, s.tag = make([]int32, size), make([]uint32, size)
-	}
-	s.mask = uint64(size - 1)
+	s.t.reset(len(cands))
 	s.names = cands
 }
 
 // insert adds the id of candidate i and reports the index of an earlier
 // candidate with the same id, or -1.
 func (s *idSet) insert(i int, id ledger.JobID) int {
-	h := maphash.String(s.seed, string(id))
-	tag := uint32(h >> 32)
-	for p := h & s.mask; ; p = (p + 1) & s.mask {
-		j := s.slot[p]
-		if j == 0 {
-			s.slot[p] = int32(i) + 1
-			s.tag[p] = tag
-			return -1
-		}
-		if s.tag[p] == tag && s.names[j-1].Job == id {
-			return int(j - 1)
+	h := s.t.hash(string(id))
+	j, p := s.t.find(h, func(j int32) bool { return s.names[j].Job == id })
+	if j >= 0 {
+		return int(j)
+	}
+	s.t.put(p, h, int32(i))
+	return -1
+}
+
+// tenantSet interns the tenant ids of a round: index i names tenant ids[i].
+// It grows by doubling, so a round with few tenants keeps a table that stays
+// in cache.
+type tenantSet struct {
+	t   strTable
+	ids []ledger.TenantID
+}
+
+func (s *tenantSet) reset() {
+	s.t.reset(32)
+	clear(s.ids)
+	s.ids = s.ids[:0]
+}
+
+// index returns the index of tenant id, or -1. O(1) expected.
+func (s *tenantSet) index(id ledger.TenantID) int32 {
+	j, _ := s.t.find(s.t.hash(string(id)), func(j int32) bool { return s.ids[j] == id })
+	return j
+}
+
+// add interns id, which index reported absent, as the next index.
+func (s *tenantSet) add(id ledger.TenantID) {
+	if 2*(s.t.n+1) > len(s.t.slot) {
+		s.t.reset(len(s.t.slot))
+		for j, x := range s.ids {
+			h := s.t.hash(string(x))
+			_, p := s.t.find(h, func(int32) bool { return false })
+			s.t.put(p, h, int32(j))
 		}
 	}
+	h := s.t.hash(string(id))
+	_, p := s.t.find(h, func(int32) bool { return false })
+	s.t.put(p, h, int32(len(s.ids)))
+	s.ids = append(s.ids, id)
 }

@@ -47,11 +47,12 @@ const (
 	renewed
 )
 
+// cand is the round's state of candidate i (r.in[i]). It holds no pointer,
+// so that the garbage collector never scans the round's largest array.
 type cand struct {
-	c      *Candidate
 	score  Score
 	by     int32 // 1 + index of the candidate that preempted this one; 0 = none
-	reason int32 // 1 + index into round.reasons; 0 = none
+	reason int32 // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
 	tenant int32
 	status status
 	moved  bool // a running candidate whose GPUs were granted to another
@@ -76,6 +77,7 @@ type gpuKey struct {
 type round struct {
 	opts    Options
 	lease   float64 // seconds
+	in      []Candidate
 	cands   []cand
 	key     []float64 // first score component of each candidate
 	running []int32   // indices of running candidates, in input order
@@ -95,15 +97,20 @@ type round struct {
 	free    func() int
 	expHeld int // GPUs held by running candidates not yet decided
 	owners  map[gpuKey]int32
-	memo    map[ledger.GPUs]Reason // demands that failed in the current state
-	full    bool
-	steps   int
-	res     Result
+	// The demands that failed in the current state, with the index (1 +)
+	// of their reason in reasons: below 64 GPUs in a bit set and an array,
+	// larger ones in a map.
+	memoBits  uint64
+	memoSmall [64]int32
+	memo      map[ledger.GPUs]int32
+	full      bool
+	steps     int
+	res       Result
 
 	// buffers kept by a Rounder across rounds
 	ownersBuilt bool
 	ids         idSet
-	tenantIndex map[ledger.TenantID]int32
+	tenantIDs   tenantSet
 	counts      []int32
 	heaps       []int32
 	th          []int32
@@ -212,8 +219,9 @@ func (r *round) keep() {
 	r.res = Result{}
 	r.accounts, r.reward, r.order, r.tie, r.opts = nil, nil, nil, nil, Options{}
 	r.p, r.a, r.clone, r.free = nil, nil, nil, nil
-	clear(r.cands)
+	r.in = nil
 	r.ids.names = nil
+	clear(r.tenantIDs.ids)
 }
 
 // init prepares the round for in, reusing the buffers of earlier rounds.
@@ -245,7 +253,7 @@ func (r *round) init(in Input, opts Options) error {
 		clear(r.owners)
 		r.ownersBuilt = false
 	}
-	clear(r.memo)
+	r.changed()
 	if r.order == nil {
 		r.order = ByRho
 	}
@@ -269,15 +277,13 @@ func (r *round) init(in Input, opts Options) error {
 	hold, _ := in.Placer.(holder)
 
 	n := len(in.Candidates)
+	r.in = in.Candidates
 	r.cands = resize(r.cands, n)
 	r.key = resize(r.key, n)
 	seen := &r.ids
 	seen.reset(in.Candidates)
-	if r.tenantIndex == nil {
-		r.tenantIndex = make(map[ledger.TenantID]int32)
-	}
-	tenantIndex := r.tenantIndex
-	clear(tenantIndex)
+	tenantIDs := &r.tenantIDs
+	tenantIDs.reset()
 	var lastTenant int32
 	var lastID ledger.TenantID
 	counts := r.counts[:0]
@@ -323,11 +329,11 @@ func (r *round) init(in Input, opts Options) error {
 			r.expHeld += int(c.Demand)
 		}
 		// Candidates usually come grouped by tenant: skip the map then.
-		ti, ok := lastTenant, i > 0 && c.Tenant == lastID
-		if !ok {
-			ti, ok = tenantIndex[c.Tenant]
+		ti := lastTenant
+		if i == 0 || c.Tenant != lastID {
+			ti = tenantIDs.index(c.Tenant)
 		}
-		if !ok {
+		if ti < 0 {
 			acct, ok := in.Accounts.TenantAccount(c.Tenant)
 			if !ok {
 				return bad(ErrUnknownTenant, "tenant has no account")
@@ -341,7 +347,7 @@ func (r *round) init(in Input, opts Options) error {
 				acct.Rho = ledger.Ratio(acct.Alloc, acct.FairShare)
 			}
 			ti = int32(len(r.tenants))
-			tenantIndex[c.Tenant] = ti
+			tenantIDs.add(c.Tenant)
 			r.tenants = append(r.tenants, tenantRec{
 				st:      TenantState{ID: c.Tenant, Start: acct, Account: acct},
 				blocked: -1,
@@ -350,7 +356,7 @@ func (r *round) init(in Input, opts Options) error {
 		}
 		lastTenant, lastID = ti, c.Tenant
 		counts[ti]++
-		r.cands[i] = cand{c: c, tenant: ti}
+		r.cands[i] = cand{tenant: ti}
 	}
 
 	// One backing array for all candidate heaps, partitioned by tenant; a
@@ -395,7 +401,7 @@ func resize[T any](s []T, n int) []T {
 func (r *round) prepare(ti int32) error {
 	t := &r.tenants[ti]
 	for _, ci := range t.heap {
-		c := r.cands[ci].c
+		c := &r.in[ci]
 		acct, ok := r.accounts.JobAccount(c.Job)
 		if !ok {
 			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
@@ -415,14 +421,14 @@ func (r *round) candBefore(i, j int32) bool {
 	if c := cmp.Compare(r.key[i], r.key[j]); c != 0 {
 		return c > 0
 	}
-	a, b := &r.cands[i], &r.cands[j]
-	if c := a.score.Compare(b.score); c != 0 {
+	if c := r.cands[i].score.Compare(r.cands[j].score); c != 0 {
 		return c > 0
 	}
-	if c := r.tie(a.c, b.c); c != 0 {
+	a, b := &r.in[i], &r.in[j]
+	if c := r.tie(a, b); c != 0 {
 		return c < 0
 	}
-	return a.c.Job < b.c.Job
+	return a.Job < b.Job
 }
 
 // tenantBefore: the tenant order, then the tenant id.
@@ -523,7 +529,7 @@ func (r *round) popCand(ti int32) (int32, error) {
 }
 
 func (r *round) placerErr(ci int32, what string, err error) error {
-	c := r.cands[ci].c
+	c := &r.in[ci]
 	return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrPlacer, Msg: what, Cause: err}
 }
 
@@ -534,7 +540,7 @@ func (r *round) placerErr(ci int32, what string, err error) error {
 // placer's.
 func (r *round) allocErr(ci int32, err error) error {
 	if errors.Is(err, placement.ErrDuplicateAllocation) {
-		c := r.cands[ci].c
+		c := &r.in[ci]
 		return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrInvalidCandidate,
 			Msg: "not running but already holds GPUs in the placer", Cause: err}
 	}
@@ -544,7 +550,7 @@ func (r *round) allocErr(ci int32, err error) error {
 // allocate gives a new placement to candidate ci, on the Placer and in the
 // optimistic view if there is one.
 func (r *round) allocate(ci int32, p placement.Placement) error {
-	id := string(r.cands[ci].c.Job)
+	id := string(r.in[ci].Job)
 	if err := r.p.Allocate(id, p); err != nil {
 		return r.allocErr(ci, err)
 	}
@@ -559,7 +565,7 @@ func (r *round) allocate(ci int32, p placement.Placement) error {
 
 // release frees running candidate ci.
 func (r *round) release(ci int32) error {
-	if _, err := r.p.Release(string(r.cands[ci].c.Job)); err != nil {
+	if _, err := r.p.Release(string(r.in[ci].Job)); err != nil {
 		return err
 	}
 	r.cands[ci].freed = true
@@ -572,26 +578,52 @@ func (r *round) release(ci int32) error {
 func (r *round) undo() {
 	for i := range r.cands {
 		if r.cands[i].status == granted {
-			_, _ = r.p.Release(string(r.cands[i].c.Job))
+			_, _ = r.p.Release(string(r.in[i].Job))
 		}
 	}
 	for _, e := range r.running {
 		if r.cands[e].freed {
-			_ = r.p.Allocate(string(r.cands[e].c.Job), r.cands[e].c.Placement)
+			_ = r.p.Allocate(string(r.in[e].Job), r.in[e].Placement)
 		}
 	}
 }
 
+// changed forgets the failed demands: the state they failed in is gone.
 func (r *round) changed() {
+	r.memoBits = 0
 	if len(r.memo) > 0 {
 		clear(r.memo)
 	}
 }
 
+// failed returns the reason index memoized for demand d, or 0.
+func (r *round) failed(d ledger.GPUs) int32 {
+	if d < 64 {
+		if r.memoBits&(1<<uint(d)) == 0 {
+			return 0
+		}
+		return r.memoSmall[d]
+	}
+	return r.memo[d]
+}
+
+// remember memoizes that demand d failed for reason index ri.
+func (r *round) remember(d ledger.GPUs, ri int32) {
+	if d < 64 {
+		r.memoBits |= 1 << uint(d)
+		r.memoSmall[d] = ri
+		return
+	}
+	if r.memo == nil {
+		r.memo = make(map[ledger.GPUs]int32)
+	}
+	r.memo[d] = ri
+}
+
 // try decides candidate ci of tenant ti: it grants it and returns true, or
 // records why it does not fit and returns false.
 func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
-	c := r.cands[ci].c
+	c := &r.in[ci]
 	id := string(c.Job)
 	if c.Running && !r.cands[ci].moved {
 		r.cands[ci].status = renewed
@@ -605,8 +637,8 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 		r.grant(ci, ti, stage, Renewed, c.Placement, nil)
 		return true, nil
 	}
-	if rs, ok := r.memo[c.Demand]; ok {
-		r.fail(ci, ti, stage, rs)
+	if ri := r.failed(c.Demand); ri > 0 {
+		r.fail(ci, ti, stage, ri)
 		return false, nil
 	}
 	d := int(c.Demand)
@@ -633,7 +665,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 		if err == nil {
 			victims := r.victims(q)
 			for _, v := range victims {
-				vc := r.cands[v].c
+				vc := &r.in[v]
 				if err := r.release(v); err != nil {
 					return false, r.placerErr(v, "release preempted job", err)
 				}
@@ -646,7 +678,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 			}
 			var ids []ledger.JobID
 			for _, v := range victims {
-				ids = append(ids, r.cands[v].c.Job)
+				ids = append(ids, r.in[v].Job)
 			}
 			r.changed()
 			r.grant(ci, ti, stage, New, q, ids)
@@ -661,11 +693,9 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 		}
 		rs = noFit(d, err)
 	}
-	if r.memo == nil {
-		r.memo = make(map[ledger.GPUs]Reason)
-	}
-	r.memo[c.Demand] = rs
-	r.fail(ci, ti, stage, rs)
+	ri := r.addReason(rs)
+	r.remember(c.Demand, ri)
+	r.fail(ci, ti, stage, ri)
 	return false, nil
 }
 
@@ -688,7 +718,7 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 			r.owners = make(map[gpuKey]int32)
 		}
 		for _, e := range r.running {
-			for _, s := range r.cands[e].c.Placement.Slots {
+			for _, s := range r.in[e].Placement.Slots {
 				for _, g := range s.GPUs {
 					r.owners[gpuKey{s.Node, g}] = e
 				}
@@ -699,7 +729,7 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 		a := r.clone()
 		for _, e := range r.running {
 			if r.undecidedHolder(e) {
-				if _, err := a.Release(string(r.cands[e].c.Job)); err != nil {
+				if _, err := a.Release(string(r.in[e].Job)); err != nil {
 					return placement.Placement{}, r.placerErr(e, "release in the optimistic view", err)
 				}
 			}
@@ -713,7 +743,7 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 	var held []int32
 	restore := func() error {
 		for _, e := range held {
-			c := r.cands[e].c
+			c := &r.in[e]
 			if err := r.p.Allocate(string(c.Job), c.Placement); err != nil {
 				return r.placerErr(e, "restore after an optimistic look", err)
 			}
@@ -724,7 +754,7 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 		if !r.undecidedHolder(e) {
 			continue
 		}
-		if _, err := r.p.Release(string(r.cands[e].c.Job)); err != nil {
+		if _, err := r.p.Release(string(r.in[e].Job)); err != nil {
 			if rerr := restore(); rerr != nil {
 				return placement.Placement{}, rerr
 			}
@@ -757,7 +787,7 @@ func (r *round) victims(q placement.Placement) []int32 {
 			}
 		}
 	}
-	slices.SortFunc(vs, func(a, b int32) int { return cmp.Compare(r.cands[a].c.Job, r.cands[b].c.Job) })
+	slices.SortFunc(vs, func(a, b int32) int { return cmp.Compare(r.in[a].Job, r.in[b].Job) })
 	return vs
 }
 
@@ -767,7 +797,7 @@ func (r *round) addReason(rs Reason) int32 {
 }
 
 func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
-	c := r.cands[ci].c
+	c := &r.in[ci]
 	t := &r.tenants[ti]
 	var before TenantState
 	if r.opts.Trace != nil {
@@ -804,12 +834,14 @@ func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Pla
 	}
 }
 
-func (r *round) fail(ci, ti int32, stage Stage, rs Reason) {
-	r.cands[ci].reason = r.addReason(rs)
+// fail records that candidate ci did not fit, for the reason with index ri
+// (1 +) in r.reasons.
+func (r *round) fail(ci, ti int32, stage Stage, ri int32) {
+	r.cands[ci].reason = ri
 	r.steps++
 	if r.opts.Trace != nil {
-		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: r.tenants[ti].st, Job: *r.cands[ci].c,
-			Reward: r.cands[ci].score, Reason: rs, OutOfPlay: stage == Fair})
+		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: r.tenants[ti].st, Job: r.in[ci],
+			Reward: r.cands[ci].score, Reason: r.reasons[ri-1], OutOfPlay: stage == Fair})
 	}
 }
 
@@ -828,20 +860,26 @@ func (r *round) finish() error {
 	}
 	waiting := len(r.cands) - len(r.res.Grants)
 	if waiting > 0 {
-		clear(r.waiting)
-		r.res.Waiting = r.waiting[:0]
-		if cap(r.res.Waiting) < waiting {
-			r.res.Waiting = make([]Wait, 0, waiting)
+		// Every entry up to waiting is written below; beyond the length
+		// the array is kept zero, so that it holds no stale reference.
+		ws := r.waiting
+		if cap(ws) < waiting {
+			ws = make([]Wait, waiting)
 		}
+		if len(ws) > waiting {
+			clear(ws[waiting:])
+		}
+		r.res.Waiting = ws[:waiting]
 	}
+	w := 0
 	clear(r.released)
 	r.res.Released = r.released[:0]
 	for i := range r.cands {
 		cd := &r.cands[i]
-		c := cd.c
+		c := &r.in[i]
 		var by ledger.JobID
 		if cd.by > 0 {
-			by = r.cands[cd.by-1].c.Job
+			by = r.in[cd.by-1].Job
 		}
 		if c.Running && cd.moved {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, By: by,
@@ -863,11 +901,12 @@ func (r *round) finish() error {
 			rs = t.reason
 			rs.Code = OutOfPlay
 			if t.blocked >= 0 {
-				rs.By = r.cands[t.blocked].c.Job
+				rs.By = r.in[t.blocked].Job
 			}
 		}
 		r.tenants[cd.tenant].waiting++
-		r.res.Waiting = append(r.res.Waiting, Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: by, Reason: rs})
+		r.res.Waiting[w] = Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: by, Reason: rs}
+		w++
 		if c.Running && !cd.moved {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
 		}
@@ -883,7 +922,7 @@ func (r *round) finish() error {
 		t := &r.tenants[ti]
 		tr := TenantResult{ID: t.st.ID, Start: t.st.Start, End: t.st.Account, Grants: t.st.Grants, GPUs: t.st.GPUs, OutOfPlay: t.out}
 		if t.out {
-			tr.Blocked = r.cands[t.blocked].c.Job
+			tr.Blocked = r.in[t.blocked].Job
 			tr.Reason = t.reason
 		} else if r.full && t.waiting > 0 {
 			tr.Reason = Reason{Code: ClusterFull, LargestFree: -1, FreeTotal: -1}
