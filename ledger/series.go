@@ -31,8 +31,8 @@ import (
 // a few bytes each: the time delta and the rate, the rate as an integer
 // difference from the previous rate when that is exact (allocations, counted
 // in whole GPUs) and as its 8-byte bit pattern otherwise (fair shares). A
-// Start or Stop thus retains about 4 bytes per series it changes instead of
-// 24. Replaying a block repeats the original arithmetic, so every value is
+// Start or Stop thus retains 2 to 6 bytes per series it changes instead of
+// 24 (see encode). Replaying a block repeats the original arithmetic, so every value is
 // bit-identical to one stored in full.
 //
 // Costs: an append is O(1) (one allocation per page of bytes, pages reused
@@ -151,26 +151,49 @@ func (s *store) inline(blocks []block, page []byte) {
 	s.page = int32(len(page))
 }
 
+// units are the time units a delta may be counted in: event times are often
+// whole milliseconds or seconds, and a delta in the largest unit dividing it
+// takes one to three bytes instead of three to five.
+var units = [4]int64{1, 1e3, 1e6, 1e9}
+
 // encode appends the breakpoint that follows one with rate prevR after dt
-// nanoseconds and has rate r.
-func encode(b []byte, dt int64, prevR, r float64) []byte {
+// nanoseconds and has rate r; false if dt is too long to encode (more than
+// about 73 years in a unit finer than a second), in which case b is
+// unchanged.
+func encode(b []byte, dt int64, prevR, r float64) ([]byte, bool) {
+	u := 0
+	for u < len(units)-1 && dt%units[u+1] == 0 {
+		u++
+	}
+	q := uint64(dt / units[u])
+	if q >= 1<<61 {
+		return b, false
+	}
+	head := q<<3 | uint64(u)<<1
 	d := r - prevR
 	if d >= -1<<53 && d <= 1<<53 && d == math.Trunc(d) &&
 		math.Float64bits(prevR+float64(int64(d))) == math.Float64bits(r) {
-		b = binary.AppendUvarint(b, uint64(dt)<<1)
-		return binary.AppendVarint(b, int64(d))
+		b = binary.AppendUvarint(b, head)
+		return binary.AppendVarint(b, int64(d)), true
 	}
-	b = binary.AppendUvarint(b, uint64(dt)<<1|1)
-	return binary.LittleEndian.AppendUint64(b, math.Float64bits(r))
+	b = binary.AppendUvarint(b, head|1)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(r)), true
+}
+
+// delta decodes the time delta at the start of an encoded breakpoint: the
+// delta in nanoseconds, whether the rate follows as a float, and the bytes
+// read.
+func delta(b []byte) (dt int64, float bool, n int) {
+	h, n := binary.Uvarint(b)
+	return int64(h>>3) * units[h>>1&3], h&1 == 1, n
 }
 
 // next decodes the breakpoint encoded at the start of b that follows p, and
 // the bytes it takes. The bytes were written by encode, so they are valid.
 func next(p point, b []byte, d decay) (point, int) {
-	u, n := binary.Uvarint(b)
-	dt := int64(u >> 1)
+	dt, float, n := delta(b)
 	q := point{t: p.t + dt, v: d.grow(p.v, p.r, dt)}
-	if u&1 == 0 {
+	if !float {
 		k, m := binary.Varint(b[n:])
 		q.r = p.r + float64(k)
 		return q, n + m
@@ -199,7 +222,11 @@ func (s *store) add(p point) {
 	}
 	h := s.head
 	var buf [maxEnc]byte
-	e := encode(buf[:0], p.t-h.t, h.r, p.r)
+	e, ok := encode(buf[:0], p.t-h.t, h.r, p.r)
+	if !ok {
+		s.open(p)
+		return
+	}
 	if cap(s.tail)-len(s.tail) < len(e) {
 		// the block outgrows its page: move its bytes to a larger one
 		s.page = min(max(2*s.page, firstPage), maxPage)
@@ -240,8 +267,9 @@ func (s *store) setHeadRate(r float64) {
 	if s.headAt < 0 {
 		s.blocks[len(s.blocks)-1].p.r = r
 	} else {
-		u, _ := binary.Uvarint(s.tail[s.headAt:])
-		s.tail = encode(s.tail[:s.headAt], int64(u>>1), s.prevR, r)
+		// the delta encoded before still fits: only its unit is chosen by it
+		dt, _, _ := delta(s.tail[s.headAt:])
+		s.tail, _ = encode(s.tail[:s.headAt], dt, s.prevR, r)
 	}
 	s.head.r = r
 }

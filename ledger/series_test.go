@@ -26,7 +26,16 @@ func TestStoreMatchesSlice(t *testing.T) {
 		}
 		tm := int64(0)
 		for i := range r.IntN(6*blockLen) + 1 {
-			tm += 1 + r.Int64N(1<<r.IntN(40))
+			switch {
+			case round == 5 && i == 3: // too long to encode as a delta
+				tm += 1<<62 + 1
+			case r.IntN(3) == 0:
+				tm += 1 + r.Int64N(1<<r.IntN(40))
+			case r.IntN(2) == 0: // whole microseconds, milliseconds or seconds
+				tm += (1 + r.Int64N(1000)) * units[r.IntN(len(units))]
+			default:
+				tm += 1 + r.Int64N(1000)
+			}
 			rate := float64(r.IntN(9))
 			if r.IntN(4) == 0 {
 				rate = r.Float64() * 100
@@ -36,10 +45,14 @@ func TestStoreMatchesSlice(t *testing.T) {
 				s.setHeadRate(rate)
 				ref[len(ref)-1].r = rate
 				continue
-			case len(ref) > 0 && r.IntN(5) > 0: // chained value
+			case len(ref) > 0 && (r.IntN(5) > 0 || round == 5 && i == 3): // chained value
 				h := ref[len(ref)-1]
 				p := point{t: tm, v: d.grow(h.v, h.r, tm-h.t), r: rate}
-				s.add(p)
+				if r.IntN(2) == 0 {
+					s.add(p)
+				} else {
+					s.push(p, d) // finds that p chains
+				}
 				ref = append(ref, p)
 			default:
 				p := point{t: tm, v: float64(i), r: rate}
