@@ -102,9 +102,8 @@ type point struct {
 
 // block is a run of breakpoints: the first in full, the rest encoded in b.
 type block struct {
-	p   point
-	b   []byte // encoded breakpoints after p (while the block is the last: store.tail)
-	cnt int    // breakpoints in the block, p included (while the last: store.cnt)
+	p point
+	b []byte // encoded breakpoints after p (while the block is the last: store.tail)
 }
 
 // store is a time-ordered sequence of breakpoints in blocks. Blocks are never
@@ -122,15 +121,10 @@ type store struct {
 	page   int32 // size of the last byte page allocated
 }
 
-// len returns the number of breakpoints. O(blocks).
+// len returns the number of breakpoints. O(n): for checks and encoding.
 func (s *store) len() int {
 	n := 0
-	if k := len(s.blocks); k > 0 {
-		n = int(s.cnt)
-		for _, blk := range s.blocks[:k-1] {
-			n += blk.cnt
-		}
-	}
+	s.each(0, func(int, point) { n++ })
 	return n
 }
 
@@ -245,7 +239,6 @@ func (s *store) open(p point) {
 	if k := len(s.blocks); k > 0 {
 		// close the last block
 		s.blocks[k-1].b = s.tail[:len(s.tail):len(s.tail)]
-		s.blocks[k-1].cnt = int(s.cnt)
 		s.prevR = s.head.r
 	}
 	if cap(room) < minRoom {
@@ -321,12 +314,10 @@ func (s *store) trim(begin int64, d decay) {
 			break
 		}
 		b0.p, b = q, b[n:]
-		if !last {
-			b0.cnt--
-			continue
+		if last {
+			s.cnt--
+			s.headAt -= int32(n)
 		}
-		s.cnt--
-		s.headAt -= int32(n)
 	}
 	if last {
 		s.tail = b
