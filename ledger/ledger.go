@@ -133,8 +133,8 @@ type job struct {
 	tn     *tenant
 	demand GPUs
 	finish int64
-	alloc  series   // rate demand while running
 	allocP [24]byte // backing for the first encoded alloc breakpoints
+	alloc  series   // rate demand while running
 
 	id        JobID
 	weight    float64

@@ -112,13 +112,15 @@ type block struct {
 // bytes and count too), so extending a series touches the record that holds
 // it and the page the bytes go to, not its block list.
 type store struct {
+	// what an append reads and writes: 64 bytes
 	head   point   // the last breakpoint, decoded (valid when the store is not empty)
 	prevR  float64 // rate of the breakpoint before head (the base of head's encoding)
 	tail   []byte  // the last block's encoded breakpoints; its spare capacity is the page's free room
-	blocks []block
-	cnt    int32 // breakpoints in the last block
-	headAt int32 // offset of head's encoding in tail; −1 if head is the last block's p
+	cnt    int32   // breakpoints in the last block
+	headAt int32   // offset of head's encoding in tail; −1 if head is the last block's p
+
 	page   int32 // size of the last byte page allocated
+	blocks []block
 }
 
 // len returns the number of breakpoints. O(n): for checks and encoding.
