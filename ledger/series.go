@@ -57,16 +57,20 @@ func (d decay) factor(dt int64) float64 {
 	return math.Exp(-float64(d) * sec(dt))
 }
 
-// grow advances value v at constant rate r for dt nanoseconds.
+// grow advances value v at constant rate r for dt nanoseconds. The explicit
+// float64 conversions forbid fusing a multiply and an add (which Go allows on
+// some platforms, and may do differently where grow is inlined), so the same
+// operands give the same bits wherever it runs: a series replays its values
+// with grow and relies on that.
 func (d decay) grow(v, r float64, dt int64) float64 {
 	if dt == 0 {
 		return v
 	}
 	if d == 0 {
-		return v + r*sec(dt)
+		return v + float64(r*sec(dt))
 	}
 	x := float64(d) * sec(dt)
-	return v*math.Exp(-x) + r*(-math.Expm1(-x))/float64(d)
+	return float64(v*math.Exp(-x)) + float64(r*(-math.Expm1(-x))/float64(d))
 }
 
 // window is the account over [from, to) given the values at both ends.
