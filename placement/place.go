@@ -131,12 +131,13 @@ func topSum(t *btree.BTreeG[key], k int) int {
 // choose picks the nodes of p for demand and the GPUs to use on each:
 // single node: the best fit; k nodes: the k−1 largest free blocks whole
 // (ties by lowest id), then the remainder from the best-fitting other node.
-// O(k log n + GPUs of the chosen nodes).
-func (c *Cluster) choose(p plan, demand int) Placement {
+// O(k log n + GPUs of the chosen nodes). For a single-node plan it also
+// returns the node's entry.
+func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 	if p.nodes == 1 {
 		b := p.best
 		e, _ := c.nodes.Get(nodeEntry{id: b.id})
-		return Placement{Slots: []Slot{{Node: b.id, GPUs: e.n.lowestFree(demand)}}}
+		return Placement{Slots: []Slot{{Node: b.id, GPUs: e.n.lowestFree(demand)}}}, e
 	}
 	taken := make([]key, 0, p.nodes)
 	need := p.nodes - 1
@@ -183,7 +184,7 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 	e, _ := c.nodes.Get(nodeEntry{id: rem.id})
 	slots = append(slots, Slot{Node: rem.id, GPUs: e.n.lowestFree(rest)})
 	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.Node, b.Node) })
-	return Placement{Slots: slots}
+	return Placement{Slots: slots}, nodeEntry{}
 }
 
 // Place plans where demand GPUs would go, without changing the cluster's
@@ -201,7 +202,51 @@ func (c *Cluster) Place(demand int) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
-	return c.choose(p, demand), nil
+	q, _ := c.choose(p, demand)
+	return q, nil
+}
+
+// Assign places demand GPUs and allocates them under id in one step: it
+// returns what Place(demand) would and leaves the cluster as
+// Allocate(id, that placement) would, without checking again the placement
+// it has just planned — the step a scheduler takes for every new grant.
+// It fails, changing nothing, with ErrInvalidPlacement for an empty id, as
+// Place fails, or with ErrDuplicateAllocation. The returned placement
+// shares nothing with the one stored. O(as Place + s log n) for a placement
+// on s nodes.
+func (c *Cluster) Assign(id string, demand int) (Placement, error) {
+	if id == "" {
+		return Placement{}, &Error{Op: "allocate", Err: ErrInvalidPlacement, Detail: "allocation id is empty"}
+	}
+	p, err := c.decide(demand)
+	if err != nil {
+		return Placement{}, err
+	}
+	q, e := c.choose(p, demand)
+	if err := c.store(id, q); err != nil {
+		return Placement{}, err
+	}
+	if len(q.Slots) == 1 {
+		c.markSlot(e, q.Slots[0], true)
+		return q, nil
+	}
+	for _, s := range q.Slots {
+		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
+		c.markSlot(n, s, true)
+	}
+	return q, nil
+}
+
+// store records a copy of p as allocation id, or fails with
+// ErrDuplicateAllocation and changes nothing. One search of the
+// allocations both checks the id and stores it; a duplicate found this way
+// is put back at once.
+func (c *Cluster) store(id string, p Placement) error {
+	if old, dup := c.allocs.ReplaceOrInsert(allocEntry{id: id, p: p.clone()}); dup {
+		c.allocs.ReplaceOrInsert(old)
+		return &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
+	}
+	return nil
 }
 
 // Fits reports whether Place(demand) would succeed. O(log n).
@@ -243,14 +288,10 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 		}
 		return err
 	}
-	stored := p.clone()
-	// One search of the allocations both checks the id and stores it; a
-	// duplicate found this way is put back before anything else changed.
-	if old, dup := c.allocs.ReplaceOrInsert(allocEntry{id: id, p: stored}); dup {
-		c.allocs.ReplaceOrInsert(old)
-		return fail("", ErrDuplicateAllocation, "")
+	if err := c.store(id, p); err != nil {
+		return err
 	}
-	for i, s := range stored.Slots {
+	for i, s := range p.Slots {
 		c.markSlot(nodes[i], s, true)
 	}
 	return nil
