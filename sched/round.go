@@ -95,7 +95,8 @@ type round struct {
 	a       placement.Placer // optimistic view; nil until first needed or without a clone
 	clone   func() placement.Placer
 	free    func() int
-	expHeld int // GPUs held by running candidates not yet decided
+	cl      *placement.Cluster // the Placer, if it is a Cluster itself
+	expHeld int                // GPUs held by running candidates not yet decided
 	owners  map[gpuKey]int32
 	// The demands that failed in the current state, with the index (1 +)
 	// of their reason in reasons: below 64 GPUs in a bit set and an array,
@@ -218,7 +219,7 @@ func (r *round) keep() {
 	}
 	r.res = Result{}
 	r.accounts, r.reward, r.order, r.tie, r.opts = nil, nil, nil, nil, Options{}
-	r.p, r.a, r.clone, r.free = nil, nil, nil, nil
+	r.p, r.a, r.clone, r.free, r.cl = nil, nil, nil, nil, nil
 	r.in = nil
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
@@ -243,7 +244,7 @@ func (r *round) init(in Input, opts Options) error {
 		}
 	}
 	r.opts, r.lease, r.p, r.order, r.tie = opts, in.Lease.Seconds(), in.Placer, opts.TenantOrder, opts.TieBreak
-	r.a, r.clone, r.free, r.expHeld, r.full, r.steps = nil, nil, nil, 0, false, 0
+	r.a, r.clone, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, 0, false, 0
 	r.running = r.running[:0]
 	clear(r.tenants)
 	r.tenants = r.tenants[:0]
@@ -272,6 +273,11 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	if f, ok := in.Placer.(freeCounter); ok {
 		r.free = f.Free
+	}
+	// Place and Allocate in one step, checking nothing twice; only on a
+	// Cluster itself, since a type embedding one may override Allocate.
+	if c, ok := in.Placer.(*placement.Cluster); ok {
+		r.cl = c
 	}
 	alloc, _ := in.Placer.(allocationer)
 	hold, _ := in.Placer.(holder)
@@ -563,6 +569,36 @@ func (r *round) allocate(ci int32, p placement.Placement) error {
 	return nil
 }
 
+// placeNow places candidate ci's d GPUs on GPUs free now and allocates
+// them, on the Placer and in the optimistic view if there is one. It
+// returns the placer's error if the job does not fit (nofit), or the
+// round's error if something else failed (err).
+func (r *round) placeNow(ci int32, d int) (q placement.Placement, nofit, err error) {
+	id := string(r.in[ci].Job)
+	if r.cl == nil {
+		q, err = r.p.Place(d)
+	} else {
+		q, err = r.cl.Assign(id, d)
+	}
+	switch {
+	case errors.Is(err, placement.ErrNoFit):
+		return q, err, nil
+	case r.cl != nil && errors.Is(err, placement.ErrDuplicateAllocation):
+		return q, nil, r.allocErr(ci, err)
+	case err != nil:
+		return q, nil, r.placerErr(ci, "place", err)
+	case r.cl == nil:
+		return q, nil, r.allocate(ci, q)
+	}
+	r.cands[ci].status = granted
+	if r.a != nil {
+		if err := r.a.Allocate(id, q); err != nil {
+			return q, nil, r.placerErr(ci, "allocate in the optimistic view", err)
+		}
+	}
+	return q, nil, nil
+}
+
 // release frees running candidate ci.
 func (r *round) release(ci int32) error {
 	if _, err := r.p.Release(string(r.in[ci].Job)); err != nil {
@@ -646,19 +682,16 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 	// Free GPUs first. When fewer are free than needed and expiring jobs are
 	// undecided, go straight to the optimistic view.
 	if r.expHeld == 0 || r.free == nil || r.free() >= d {
-		q, err := r.p.Place(d)
-		if err == nil {
-			if err := r.allocate(ci, q); err != nil {
-				return false, err
-			}
+		q, nofit, err := r.placeNow(ci, d)
+		if err != nil {
+			return false, err
+		}
+		if nofit == nil {
 			r.changed()
 			r.grant(ci, ti, stage, New, q, nil)
 			return true, nil
 		}
-		if !errors.Is(err, placement.ErrNoFit) {
-			return false, r.placerErr(ci, "place", err)
-		}
-		rs = noFit(d, err)
+		rs = noFit(d, nofit)
 	}
 	if r.expHeld > 0 {
 		q, err := r.optimisticPlace(ci, d)
