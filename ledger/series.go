@@ -192,8 +192,17 @@ func delta(b []byte) (dt int64, float bool, n int) {
 // the bytes it takes. The bytes were written by encode, so they are valid.
 func next(p point, b []byte, d decay) (point, int) {
 	dt, float, n := delta(b)
-	q := point{t: p.t + dt, v: d.grow(p.v, p.r, dt)}
+	q := point{t: p.t + dt}
+	if d == 0 { // grow without decay, inline: dt > 0 here
+		q.v = p.v + float64(p.r*sec(dt))
+	} else {
+		q.v = d.grow(p.v, p.r, dt)
+	}
 	if !float {
+		if k := b[n]; k < 0x80 { // one-byte zigzag varint: a small rate change
+			q.r = p.r + float64(int64(k>>1)^-int64(k&1))
+			return q, n + 1
+		}
 		k, m := binary.Varint(b[n:])
 		q.r = p.r + float64(k)
 		return q, n + m
