@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -228,7 +227,12 @@ func (h *timeHeap) pop() time.Duration {
 // compareJobs orders job states by (Submit, ID), the order of State.Pending
 // and State.Running.
 func compareJobs(a, b *JobState) int {
-	return cmp.Or(a.Job.Submit.Compare(b.Job.Submit), strings.Compare(a.Job.ID, b.Job.ID))
+	// The ids are compared only on equal submit times: cmp.Or would
+	// compare them every time, and this order is searched at every tick.
+	if c := a.Job.Submit.Compare(b.Job.Submit); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Job.ID, b.Job.ID)
 }
 
 // insertSorted inserts x into s, kept sorted by compareJobs. O(log n) to find
