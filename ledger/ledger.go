@@ -143,7 +143,6 @@ type job struct {
 	grp       *group     // current group while active
 	finalFair float64    // fair value at finish
 	seg0      [1]segment // backing for segs: most jobs never change weight
-	allocB    [1]block   // backing for the first block of alloc breakpoints
 }
 
 // newJob returns a job record whose first segment and first alloc
@@ -151,7 +150,7 @@ type job struct {
 func newJob(id JobID) *job {
 	j := &job{id: id}
 	j.segs = j.seg0[:0]
-	j.alloc.st.inline(j.allocB[:], j.allocP[:])
+	j.alloc.st.inline(j.allocP[:])
 	return j
 }
 

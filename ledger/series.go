@@ -107,24 +107,27 @@ type point struct {
 // block is a run of breakpoints: the first in full, the rest encoded in b.
 type block struct {
 	p point
-	b []byte // encoded breakpoints after p (while the block is the last: store.tail)
+	b []byte // encoded breakpoints after p
 }
 
 // store is a time-ordered sequence of breakpoints in blocks. Blocks are never
-// empty; breakpoint times strictly increase. Everything an append reads or
-// writes, except the bytes themselves, is in the store (the last block's
-// bytes and count too), so extending a series touches the record that holds
-// it and the page the bytes go to, not its block list.
+// empty; breakpoint times strictly increase. The last block, the one still
+// growing, lives in the store itself (cur, tail, cnt), and blocks holds the
+// closed ones: everything an append reads or writes, except the bytes
+// themselves, is in the store, so extending a series touches the record that
+// holds it and the page the bytes go to, and a series of one block needs no
+// block list at all.
 type store struct {
 	// what an append reads and writes: 64 bytes
-	head   point   // the last breakpoint, decoded (valid when the store is not empty)
+	head   point   // the last breakpoint, decoded (valid when cnt > 0)
 	prevR  float64 // rate of the breakpoint before head (the base of head's encoding)
 	tail   []byte  // the last block's encoded breakpoints; its spare capacity is the page's free room
-	cnt    int32   // breakpoints in the last block
-	headAt int32   // offset of head's encoding in tail; −1 if head is the last block's p
+	cnt    uint8   // breakpoints in the last block; 0 when the store is empty
+	headAt int16   // offset of head's encoding in tail; −1 if head is cur
+	page   uint16  // size of the last byte page allocated
 
-	page   int32 // size of the last byte page allocated
-	blocks []block
+	cur    point   // the last block's first breakpoint
+	blocks []block // the closed blocks, before cur
 }
 
 // len returns the number of breakpoints. O(n): for checks and encoding.
@@ -134,21 +137,29 @@ func (s *store) len() int {
 	return n
 }
 
-// run returns block i's first breakpoint and the encoding of the others.
+// first returns the first breakpoint; the store must not be empty.
+func (s *store) first() point {
+	if len(s.blocks) > 0 {
+		return s.blocks[0].p
+	}
+	return s.cur
+}
+
+// run returns block i's first breakpoint and the encoding of the others;
+// block len(s.blocks) is the last one.
 func (s *store) run(i int) (point, []byte) {
-	if i == len(s.blocks)-1 {
-		return s.blocks[i].p, s.tail
+	if i == len(s.blocks) {
+		return s.cur, s.tail
 	}
 	return s.blocks[i].p, s.blocks[i].b
 }
 
-// inline makes the store use room owned by its owner for its first block and
-// first bytes, so a short series costs no allocation of its own. The store
+// inline makes the store use room owned by its owner for its first encoded
+// breakpoints, so a short series costs no allocation of its own. The store
 // must be empty.
-func (s *store) inline(blocks []block, page []byte) {
-	s.blocks = blocks[:0]
+func (s *store) inline(page []byte) {
 	s.tail = page[:0]
-	s.page = int32(len(page))
+	s.page = uint16(len(page))
 }
 
 // units are the time units a delta may be counted in: event times are often
@@ -161,11 +172,19 @@ var units = [4]int64{1, 1e3, 1e6, 1e9}
 // about 73 years in a unit finer than a second), in which case b is
 // unchanged.
 func encode(b []byte, dt int64, prevR, r float64) ([]byte, bool) {
-	u := 0
-	for u < len(units)-1 && dt%units[u+1] == 0 {
-		u++
+	// constant divisors compile to multiplications
+	var u int
+	var q uint64
+	switch {
+	case dt%1e9 == 0:
+		u, q = 3, uint64(dt/1e9)
+	case dt%1e6 == 0:
+		u, q = 2, uint64(dt/1e6)
+	case dt%1e3 == 0:
+		u, q = 1, uint64(dt/1e3)
+	default:
+		u, q = 0, uint64(dt)
 	}
-	q := uint64(dt / units[u])
 	if q >= 1<<61 {
 		return b, false
 	}
@@ -215,7 +234,7 @@ func next(p point, b []byte, d decay) (point, int) {
 // what the series computes at p.t it is encoded in a few bytes, otherwise it
 // starts a block of its own. O(1); allocates once per page.
 func (s *store) push(p point, d decay) {
-	if len(s.blocks) > 0 && math.Float64bits(d.grow(s.head.v, s.head.r, p.t-s.head.t)) == math.Float64bits(p.v) {
+	if s.cnt > 0 && math.Float64bits(d.grow(s.head.v, s.head.r, p.t-s.head.t)) == math.Float64bits(p.v) {
 		s.add(p)
 		return
 	}
@@ -238,42 +257,44 @@ func (s *store) add(p point) {
 	}
 	if cap(s.tail)-len(s.tail) < len(e) {
 		// the block outgrows its page: move its bytes to a larger one
-		s.page = min(max(2*s.page, firstPage), maxPage)
+		s.page = s.nextPage()
 		s.tail = append(make([]byte, 0, max(int(s.page), 2*len(s.tail)+len(e))), s.tail...)
 	}
-	s.headAt = int32(len(s.tail))
+	s.headAt = int16(len(s.tail))
 	s.tail = append(s.tail, e...)
 	s.cnt++
 	s.prevR, s.head = h.r, p
 }
 
+// nextPage is the size of the next byte page: pages double from firstPage
+// up to maxPage.
+func (s *store) nextPage() uint16 { return uint16(min(max(2*int(s.page), firstPage), maxPage)) }
+
 // open starts a block with p, in the room left in the current page or in a
 // new page.
 func (s *store) open(p point) {
 	room := s.tail[len(s.tail):]
-	if k := len(s.blocks); k > 0 {
+	if s.cnt > 0 {
 		// close the last block
-		s.blocks[k-1].b = s.tail[:len(s.tail):len(s.tail)]
-		s.prevR = s.head.r
+		if len(s.blocks) == cap(s.blocks) {
+			// double, as append does only for small slices: a long series
+			// would otherwise copy its block list every quarter of its growth
+			s.blocks = append(make([]block, 0, max(4, 2*cap(s.blocks))), s.blocks...)
+		}
+		s.blocks = append(s.blocks, block{p: s.cur, b: s.tail[:len(s.tail):len(s.tail)]})
 	}
 	if cap(room) < minRoom {
-		s.page = min(max(2*s.page, firstPage), maxPage)
+		s.page = s.nextPage()
 		room = make([]byte, 0, s.page)
 	}
-	if len(s.blocks) == cap(s.blocks) {
-		// double, as append does only for small slices: a long series
-		// would otherwise copy its block list every quarter of its growth
-		s.blocks = append(make([]block, 0, max(4, 2*cap(s.blocks))), s.blocks...)
-	}
-	s.blocks = append(s.blocks, block{p: p})
-	s.tail, s.cnt = room, 1
+	s.cur, s.tail, s.cnt = p, room, 1
 	s.head, s.headAt = p, -1
 }
 
 // setHeadRate replaces the rate of the last breakpoint. O(1).
 func (s *store) setHeadRate(r float64) {
 	if s.headAt < 0 {
-		s.blocks[len(s.blocks)-1].p.r = r
+		s.cur.r = r
 	} else {
 		// the delta encoded before still fits: only its unit is chosen by it
 		dt, _, _ := delta(s.tail[s.headAt:])
@@ -285,14 +306,14 @@ func (s *store) setHeadRate(r float64) {
 // find returns the last breakpoint with time ≤ t; false if there is none.
 // O(log n + blockLen), O(1) when t is at or after the last breakpoint.
 func (s *store) find(t int64, d decay) (point, bool) {
-	if len(s.blocks) == 0 || t < s.blocks[0].p.t {
+	if s.cnt == 0 || t < s.first().t {
 		return point{}, false
 	}
 	if t >= s.head.t {
 		return s.head, true
 	}
-	bi := len(s.blocks) - 1
-	if t < s.blocks[bi].p.t {
+	bi := len(s.blocks)
+	if t < s.cur.t {
 		bi = sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].p.t > t }) - 1
 	}
 	p, b := s.run(bi)
@@ -310,44 +331,52 @@ func (s *store) find(t int64, d decay) (point, bool) {
 // last one at or before begin. O(1) amortized, O(1) when there is nothing to
 // drop.
 func (s *store) trim(begin int64, d decay) {
-	if len(s.blocks) == 0 || begin == math.MinInt64 {
+	if s.cnt == 0 || begin == math.MinInt64 {
 		return
 	}
-	for len(s.blocks) > 1 && s.blocks[1].p.t <= begin {
+	for len(s.blocks) > 0 {
+		nextT := s.cur.t
+		if len(s.blocks) > 1 {
+			nextT = s.blocks[1].p.t
+		}
+		if nextT > begin {
+			break
+		}
 		s.blocks[0] = block{}
 		s.blocks = s.blocks[1:]
 	}
-	b0 := &s.blocks[0]
-	last := len(s.blocks) == 1
-	b := b0.b
-	if last {
-		b = s.tail
+	if len(s.blocks) > 0 {
+		b0 := &s.blocks[0]
+		for len(b0.b) > 0 {
+			q, n := next(b0.p, b0.b, d)
+			if q.t > begin {
+				break
+			}
+			b0.p, b0.b = q, b0.b[n:]
+		}
+		return
 	}
-	for len(b) > 0 {
-		q, n := next(b0.p, b, d)
+	for len(s.tail) > 0 {
+		q, n := next(s.cur, s.tail, d)
 		if q.t > begin {
 			break
 		}
-		b0.p, b = q, b[n:]
-		if last {
-			s.cnt--
-			s.headAt -= int32(n)
-		}
+		s.cur, s.tail = q, s.tail[n:]
+		s.cnt--
+		s.headAt -= int16(n)
 	}
-	if last {
-		s.tail = b
-		if len(b) == 0 {
-			s.headAt = -1
-		}
-	} else {
-		b0.b = b
+	if len(s.tail) == 0 {
+		s.headAt = -1
 	}
 }
 
 // each calls f on every breakpoint in time order.
 func (s *store) each(d decay, f func(i int, p point)) {
+	if s.cnt == 0 {
+		return
+	}
 	i := 0
-	for bi := range s.blocks {
+	for bi := range len(s.blocks) + 1 {
 		p, b := s.run(bi)
 		f(i, p)
 		i++
@@ -367,7 +396,7 @@ type series struct{ st store }
 // set records that from time t (≥ the last breakpoint) the rate is r. O(1);
 // with trailing history it also drops breakpoints that end before begin.
 func (s *series) set(t int64, r float64, d decay, begin int64) {
-	if len(s.st.blocks) == 0 {
+	if s.st.cnt == 0 {
 		s.st.open(point{t: t, r: r})
 		return
 	}
@@ -396,7 +425,7 @@ func (s *series) at(t int64, d decay) float64 {
 
 // rate returns the current rate (that of the last breakpoint).
 func (s *series) rate() float64 {
-	if len(s.st.blocks) > 0 {
+	if s.st.cnt > 0 {
 		return s.st.head.r
 	}
 	return 0

@@ -20,9 +20,8 @@ func TestStoreMatchesSlice(t *testing.T) {
 		var s store
 		var ref []point
 		if round%2 == 0 {
-			var b [1]block
 			var page [16]byte
-			s.inline(b[:], page[:])
+			s.inline(page[:])
 		}
 		tm := int64(0)
 		for i := range r.IntN(6*blockLen) + 1 {

@@ -509,7 +509,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 // group no active job uses any more); the decoder already checked their
 // order.
 func validSeries(s *series, now int64) error {
-	if s.st.len() > 0 && (s.st.blocks[0].p.t < 0 || s.st.head.t > now) {
+	if s.st.cnt > 0 && (s.st.first().t < 0 || s.st.head.t > now) {
 		return fmt.Errorf("breakpoint times outside [0, now]")
 	}
 	return nil
