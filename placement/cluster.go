@@ -164,9 +164,35 @@ func (lv *levelIndex) clone() *levelIndex {
 	return out
 }
 
+// allocEntry is an allocation. The allocations are ordered by a hash of
+// the id, then by the id, so that almost every comparison of a search is
+// one of integers held in the tree's own nodes rather than of strings held
+// elsewhere in memory.
 type allocEntry struct {
+	h  uint64 // idHash(id)
 	id string
 	p  Placement // immutable once stored
+}
+
+// allocKey is the search key of allocation id.
+func allocKey(id string) allocEntry { return allocEntry{h: idHash(id), id: id} }
+
+func lessAlloc(a, b allocEntry) bool {
+	if a.h != b.h {
+		return a.h < b.h
+	}
+	return a.id < b.id
+}
+
+// idHash is the 64-bit FNV-1a hash of s. It is fixed, not seeded, so that
+// the order of the allocations is the same in every run.
+func idHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // Cluster is the consolidated [Placer]: it tracks which GPU of which node is
@@ -188,7 +214,7 @@ type Cluster struct {
 	paths   *btree.BTreeG[pathEntry]   // domain ordinals by path
 	nextOrd int                        // ordinal of the next new domain
 	levels  []*levelIndex              // per topology level, outermost first
-	allocs  *btree.BTreeG[allocEntry]  // allocations by id
+	allocs  *btree.BTreeG[allocEntry]  // allocations by (idHash(id), id)
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
 
 	// stale lists the domains whose top sums and top-k index entries lag
@@ -218,7 +244,7 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		caps:    btree.NewG(treeDegree, lessKey),
 		domains: btree.NewG(treeDegree, func(a, b domainEntry) bool { return a.ord < b.ord }),
 		paths:   btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
-		allocs:  btree.NewG(treeDegree, func(a, b allocEntry) bool { return a.id < b.id }),
+		allocs:  btree.NewG(treeDegree, lessAlloc),
 		fl:      btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
 	for _, n := range nodes {
@@ -324,7 +350,7 @@ func (c *Cluster) Nodes() iter.Seq[NodeInfo] {
 // Allocation returns the placement held by allocation id. O(log allocations
 // + size of the placement).
 func (c *Cluster) Allocation(id string) (Placement, bool) {
-	e, ok := c.allocs.Get(allocEntry{id: id})
+	e, ok := c.allocs.Get(allocKey(id))
 	if !ok {
 		return Placement{}, false
 	}
@@ -335,14 +361,25 @@ func (c *Cluster) Allocation(id string) (Placement, bool) {
 // check [Cluster.Allocation] allows without copying the placement.
 // O(log allocations + GPUs of p).
 func (c *Cluster) Holds(id string, p Placement) bool {
-	e, ok := c.allocs.Get(allocEntry{id: id})
+	e, ok := c.allocs.Get(allocKey(id))
 	return ok && e.p.Equal(p)
 }
 
-// Allocations yields every allocation in id order.
+// Allocations yields every allocation in id order. It sorts them first:
+// O(a log a) for a allocations.
 func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 	return func(yield func(string, Placement) bool) {
-		c.allocs.Ascend(func(e allocEntry) bool { return yield(e.id, e.p.clone()) })
+		es := make([]allocEntry, 0, c.allocs.Len())
+		c.allocs.Ascend(func(e allocEntry) bool {
+			es = append(es, e)
+			return true
+		})
+		slices.SortFunc(es, func(a, b allocEntry) int { return strings.Compare(a.id, b.id) })
+		for _, e := range es {
+			if !yield(e.id, e.p.clone()) {
+				return
+			}
+		}
 	}
 }
 

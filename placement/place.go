@@ -242,7 +242,9 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 // allocations both checks the id and stores it; a duplicate found this way
 // is put back at once.
 func (c *Cluster) store(id string, p Placement) error {
-	if old, dup := c.allocs.ReplaceOrInsert(allocEntry{id: id, p: p.clone()}); dup {
+	e := allocKey(id)
+	e.p = p.clone()
+	if old, dup := c.allocs.ReplaceOrInsert(e); dup {
 		c.allocs.ReplaceOrInsert(old)
 		return &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
 	}
@@ -283,7 +285,7 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 	nodes, err := c.validate(p, buf[:0], fail)
 	if err != nil {
 		// A duplicate id is reported first, whatever else is wrong.
-		if c.allocs.Has(allocEntry{id: id}) {
+		if c.allocs.Has(allocKey(id)) {
 			return fail("", ErrDuplicateAllocation, "")
 		}
 		return err
@@ -336,7 +338,7 @@ func (c *Cluster) validate(p Placement, nodes []nodeEntry, fail func(node string
 // It fails with ErrUnknownAllocation for an id never allocated or already
 // released. O(s log n + GPUs) for a placement on s nodes.
 func (c *Cluster) Release(id string) (Placement, error) {
-	e, ok := c.allocs.Delete(allocEntry{id: id})
+	e, ok := c.allocs.Delete(allocKey(id))
 	if !ok {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
