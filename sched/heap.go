@@ -1,45 +1,50 @@
 package sched
 
-// A binary min-heap of int32 indices ordered by less (less(a, b) reports that
-// a comes first). The invariant, as in container/heap: for every i > 0,
-// !less(h[i], h[(i-1)/2]). Init is O(n); push, pop and fix are O(log n)
-// comparisons. Hand-rolled over []int32 to avoid boxing through an interface.
+// A binary min-heap of int32 indices ordered by an ordering o (o.less(a, b)
+// reports that a comes first). The invariant, as in container/heap: for
+// every i > 0, !o.less(h[i], h[(i-1)/2]). Init is O(n); push, pop and fix
+// are O(log n) comparisons. Hand-rolled over []int32 to avoid boxing
+// through an interface; the ordering is a type parameter so that each of
+// the round's two orders (candOrder, tenantOrder) gets its own code with
+// the comparison inlined.
 
-func heapInit(h []int32, less func(a, b int32) bool) {
+type ordering interface{ less(a, b int32) bool }
+
+func heapInit[O ordering](h []int32, o O) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
-		siftDown(h, i, less)
+		siftDown(h, i, o)
 	}
 }
 
-func heapPush(h *[]int32, x int32, less func(a, b int32) bool) {
+func heapPush[O ordering](h *[]int32, x int32, o O) {
 	*h = append(*h, x)
-	siftUp(*h, len(*h)-1, less)
+	siftUp(*h, len(*h)-1, o)
 }
 
-func heapPop(h *[]int32, less func(a, b int32) bool) int32 {
+func heapPop[O ordering](h *[]int32, o O) int32 {
 	a := *h
 	n := len(a) - 1
 	x := a[0]
 	a[0] = a[n]
 	a = a[:n]
 	if n > 0 {
-		siftDown(a, 0, less)
+		siftDown(a, 0, o)
 	}
 	*h = a
 	return x
 }
 
 // heapFix restores the invariant after the key of h[i] changed.
-func heapFix(h []int32, i int, less func(a, b int32) bool) {
-	if !siftDown(h, i, less) {
-		siftUp(h, i, less)
+func heapFix[O ordering](h []int32, i int, o O) {
+	if !siftDown(h, i, o) {
+		siftUp(h, i, o)
 	}
 }
 
-func siftUp(h []int32, j int, less func(a, b int32) bool) {
+func siftUp[O ordering](h []int32, j int, o O) {
 	for j > 0 {
 		i := (j - 1) / 2
-		if !less(h[j], h[i]) {
+		if !o.less(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
@@ -48,7 +53,7 @@ func siftUp(h []int32, j int, less func(a, b int32) bool) {
 }
 
 // siftDown reports whether the element moved.
-func siftDown(h []int32, i0 int, less func(a, b int32) bool) bool {
+func siftDown[O ordering](h []int32, i0 int, o O) bool {
 	i, n := i0, len(h)
 	for {
 		l := 2*i + 1
@@ -56,10 +61,10 @@ func siftDown(h []int32, i0 int, less func(a, b int32) bool) bool {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && less(h[r], h[l]) {
+		if r := l + 1; r < n && o.less(h[r], h[l]) {
 			j = r
 		}
-		if !less(h[j], h[i]) {
+		if !o.less(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]

@@ -86,10 +86,8 @@ type round struct {
 
 	accounts Accounts
 	reward   Reward
-	order    TenantOrder
-	tie      TieBreak
-	candLT   func(a, b int32) bool
-	tenLT    func(a, b int32) bool
+	candLT   candOrder
+	tenLT    tenantOrder
 
 	p       placement.Placer
 	a       placement.Placer // optimistic view; nil until first needed or without a clone
@@ -218,7 +216,8 @@ func (r *round) keep() {
 		r.tenantRes = r.res.Tenants
 	}
 	r.res = Result{}
-	r.accounts, r.reward, r.order, r.tie, r.opts = nil, nil, nil, nil, Options{}
+	r.accounts, r.reward, r.opts = nil, nil, Options{}
+	r.candLT, r.tenLT = candOrder{}, tenantOrder{}
 	r.p, r.a, r.clone, r.free, r.cl = nil, nil, nil, nil, nil
 	r.in = nil
 	r.ids.names = nil
@@ -243,7 +242,7 @@ func (r *round) init(in Input, opts Options) error {
 			return &Error{Index: -1, Err: ErrNoFairRate, Msg: "AdvanceFairShare needs Accounts with TenantFairRate"}
 		}
 	}
-	r.opts, r.lease, r.p, r.order, r.tie = opts, in.Lease.Seconds(), in.Placer, opts.TenantOrder, opts.TieBreak
+	r.opts, r.lease, r.p = opts, in.Lease.Seconds(), in.Placer
 	r.a, r.clone, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, 0, false, 0
 	r.running = r.running[:0]
 	clear(r.tenants)
@@ -255,12 +254,6 @@ func (r *round) init(in Input, opts Options) error {
 		r.ownersBuilt = false
 	}
 	r.changed()
-	if r.order == nil {
-		r.order = ByRho
-	}
-	if r.tie == nil {
-		r.tie = BySubmit
-	}
 	r.accounts, r.reward = in.Accounts, opts.Reward
 	if r.reward == nil {
 		r.reward = NegJobRho
@@ -379,8 +372,8 @@ func (r *round) init(in Input, opts Options) error {
 		t := &r.tenants[r.cands[i].tenant]
 		t.heap = append(t.heap, int32(i))
 	}
-	r.candLT = r.candBefore
-	r.tenLT = r.tenantBefore
+	r.candLT = candOrder{key: r.key, cands: r.cands, in: r.in, tie: opts.TieBreak}
+	r.tenLT = tenantOrder{tenants: r.tenants, order: opts.TenantOrder}
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
 		if g := min(n, r.free()+r.expHeld, 1024); g > cap(r.grants) {
@@ -420,30 +413,50 @@ func (r *round) prepare(ti int32) error {
 	return nil
 }
 
-// candBefore: higher reward first, then the tie-break, then the job id. The
-// first component of every score is also kept in r.key, a dense array, so
-// that most comparisons touch 8 bytes per candidate instead of a whole cand.
-func (r *round) candBefore(i, j int32) bool {
-	if c := cmp.Compare(r.key[i], r.key[j]); c != 0 {
+// candOrder orders candidates: higher reward first, then the tie-break
+// (nil: [BySubmit]), then the job id. The first component
+// of every score is also kept in key, a dense array, so that most
+// comparisons touch 8 bytes per candidate instead of a whole cand.
+type candOrder struct {
+	key   []float64
+	cands []cand
+	in    []Candidate
+	tie   TieBreak
+}
+
+func (o candOrder) less(i, j int32) bool {
+	if c := cmp.Compare(o.key[i], o.key[j]); c != 0 {
 		return c > 0
 	}
-	if c := r.cands[i].score.Compare(r.cands[j].score); c != 0 {
+	if c := o.cands[i].score.Compare(o.cands[j].score); c != 0 {
 		return c > 0
 	}
-	a, b := &r.in[i], &r.in[j]
-	if c := r.tie(a, b); c != 0 {
+	a, b := &o.in[i], &o.in[j]
+	tie := o.tie
+	if tie == nil {
+		tie = BySubmit
+	}
+	if c := tie(a, b); c != 0 {
 		return c < 0
 	}
 	return a.Job < b.Job
 }
 
-// tenantBefore: the tenant order, then the tenant id.
-func (r *round) tenantBefore(i, j int32) bool {
-	a, b := &r.tenants[i].st, &r.tenants[j].st
-	if c := r.order(a, b); c != 0 {
-		return c < 0
+// tenantOrder orders tenants: the tenant order (nil: [ByRho], called
+// directly), then the tenant id.
+type tenantOrder struct {
+	tenants []tenantRec
+	order   TenantOrder
+}
+
+func (o tenantOrder) less(i, j int32) bool {
+	a, b := &o.tenants[i].st, &o.tenants[j].st
+	if o.order == nil {
+		// ByRho, the default, decides every tie by the id itself.
+		return ByRho(a, b) < 0
 	}
-	return a.ID < b.ID
+	c := o.order(a, b)
+	return c < 0 || c == 0 && a.ID < b.ID
 }
 
 func (r *round) run() error {
