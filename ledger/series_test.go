@@ -3,7 +3,9 @@ package ledger
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // The block store must behave like a plain sorted slice of breakpoints
@@ -90,4 +92,45 @@ func TestStoreMatchesSlice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A Start or Stop allocates nothing but, now and then, a page for the
+// breakpoints it retains, and retains a few bytes per account it changes
+// (job, tenant, cluster allocated and idle), not a full breakpoint each.
+func TestStartStopRetainsFewBytes(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 64, Start: t0})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "j", "t", 8, 1))
+	at, on := t0, false
+	toggle := func() {
+		at = at.Add(time.Second)
+		var err error
+		if on {
+			err = l.Stop(at, "j")
+		} else {
+			err = l.Start(at, "j")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		on = !on
+	}
+	if a := testing.AllocsPerRun(1000, toggle); a != 0 {
+		t.Errorf("%v allocations per event", a)
+	}
+	const events = 20000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range events {
+		toggle()
+	}
+	runtime.ReadMemStats(&after)
+	// 4 accounts × (2 bytes + their share of block headers and page
+	// growth); a full breakpoint per account would be 96 bytes.
+	b := float64(after.TotalAlloc-before.TotalAlloc) / events
+	t.Logf("%.1f bytes allocated per event", b)
+	if b > 40 {
+		t.Errorf("%.1f bytes allocated per event, want ≤ 40", b)
+	}
+	do(t, l, nil)
 }
