@@ -56,5 +56,7 @@
 // checkpoints, the partial iteration lost at a release (or everything since
 // the last durable snapshot when the flush misses its deadline), and the
 // completion time these imply. Its [Progress.Usage] splits held time into
-// progress and overhead like the [Table]'s.
+// progress and overhead like the [Table]'s. The simulator (package
+// simulate) keeps one Progress in each job's record and takes every
+// progress, release and completion time from it.
 package lease

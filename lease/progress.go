@@ -28,12 +28,14 @@ import (
 // it. An event not allowed from the current state, or earlier than the
 // previous event, returns an *[Error] matching [ErrInvalidTransition] or
 // [ErrTimeBackwards] and leaves the value unchanged. Every method is O(1)
-// and allocates nothing on success. The zero Progress is a pending job
-// without work.
+// and allocates nothing on success. Times are read as Unix nanoseconds, so
+// they must lie between the years 1678 and 2262. The zero Progress is a
+// pending job without work.
 type Progress struct {
-	epoch time.Time // the first Start or Restore; the offsets below count from it
-	work  time.Duration
-	state State // Running also covers the cold start; see State
+	epoch   time.Time // the first Start or Restore; the offsets below count from it
+	epochNs int64     // epoch in Unix nanoseconds
+	work    time.Duration
+	state   State // Running also covers the cold start; see State
 
 	base    time.Duration // retained progress when progress (re)starts at runFrom
 	durable time.Duration // progress in the last snapshot on disk
@@ -46,7 +48,8 @@ type Progress struct {
 	coldTo    time.Duration // its cold start ends
 	runFrom   time.Duration // progress accrues from here; while Checkpointing, the signal
 
-	u Usage // settled Held, Checkpoint, ColdStart and Lost (Progress is not used)
+	// Settled usage: of closed holding stretches and pauses.
+	held, ckpt, cold, lost time.Duration
 }
 
 // NewProgress returns a pending job that needs work of useful running time.
@@ -65,7 +68,9 @@ func (p *Progress) Work() time.Duration { return p.work }
 // a forced release falls back to.
 func (p *Progress) Durable() time.Duration { return p.durable }
 
-func (p *Progress) off(t time.Time) time.Duration { return t.Sub(p.epoch) }
+// off is t's offset from the epoch. UnixNano is much cheaper than Sub,
+// which checks for overflow by adding the difference back.
+func (p *Progress) off(t time.Time) time.Duration { return time.Duration(t.UnixNano() - p.epochNs) }
 
 // done is the offset at which a running job's work is done.
 func (p *Progress) done() time.Duration { return p.runFrom + p.work - p.base }
@@ -101,6 +106,17 @@ func (p *Progress) CompletesAt() (at time.Time, ok bool) {
 	return p.epoch.Add(p.done()), true
 }
 
+// TimeLeft returns how long after at a running job finishes its work if
+// nothing interrupts it (negative if that is before at): CompletesAt − at,
+// computed without building a time. ok is false for jobs that are not
+// running. O(1).
+func (p *Progress) TimeLeft(at time.Time) (left time.Duration, ok bool) {
+	if p.state != Running {
+		return 0, false
+	}
+	return p.done() - p.off(at), true
+}
+
 // State returns where the job stands at t: [Restoring] during a cold start,
 // [Checkpointing] from the signal until the release, otherwise the state of
 // its last event. O(1).
@@ -122,8 +138,7 @@ func (p *Progress) State(t time.Time) State {
 // counts as the last event; a running job is counted to the end of its work
 // at the latest. O(1).
 func (p *Progress) Usage(t time.Time) Usage {
-	u := p.u
-	u.Progress = p.base
+	u := Usage{Held: p.held, Progress: p.base, Checkpoint: p.ckpt, ColdStart: p.cold, Lost: p.lost}
 	if p.state != Running && p.state != Checkpointing {
 		return u
 	}
@@ -152,25 +167,32 @@ func (p *Progress) pauseTo(o time.Duration) (cold, ckpt time.Duration) {
 // settlePause adds the current pause up to offset o to the settled usage.
 func (p *Progress) settlePause(o time.Duration) {
 	cold, ckpt := p.pauseTo(o)
-	p.u.ColdStart += cold
-	p.u.Checkpoint += ckpt
+	p.cold += cold
+	p.ckpt += ckpt
 }
 
 func (p *Progress) fail(op string, at time.Time, err error, to State, format string, args ...any) error {
 	return &Error{Op: op, At: at, State: p.State(at), To: to, Err: err, Detail: fmt.Sprintf(format, args...)}
 }
 
+// states is a set of states, bit s for State s.
+type states uint16
+
+const (
+	fromPending     states = 1 << Pending
+	fromRunning     states = 1 << Running
+	fromRestorable  states = 1<<Suspended | 1<<Pending
+	fromCheckpoint  states = 1 << Checkpointing
+	fromNonTerminal states = 1<<Pending | 1<<Running | 1<<Checkpointing | 1<<Suspended
+)
+
 // check rejects an event at at in a state other than want, or before the
 // previous event.
-func (p *Progress) check(op string, at time.Time, to State, want ...State) error {
+func (p *Progress) check(op string, at time.Time, to State, want states) error {
 	if p.state == 0 { // the zero Progress is pending
 		p.state = Pending
 	}
-	ok := false
-	for _, s := range want {
-		ok = ok || p.state == s
-	}
-	if !ok {
+	if want&(1<<p.state) == 0 {
 		return p.fail(op, at, ErrInvalidTransition, to, "progress model")
 	}
 	if p.state != Pending && p.off(at) < p.last {
@@ -189,7 +211,7 @@ func checkOverheads(op string, at time.Time, cfg SimConfig) error {
 // hold begins a holding stretch at t whose progress starts after cold.
 func (p *Progress) hold(t time.Time, cold time.Duration) {
 	if p.state == Pending {
-		p.epoch = t
+		p.epoch, p.epochNs = t, t.UnixNano()
 	}
 	o := p.off(t)
 	p.state = Running
@@ -200,7 +222,7 @@ func (p *Progress) hold(t time.Time, cold time.Duration) {
 
 // Start runs a pending job from at: progress accrues at once. O(1).
 func (p *Progress) Start(at time.Time) error {
-	if err := p.check("progress start", at, Running, Pending); err != nil {
+	if err := p.check("progress start", at, Running, fromPending); err != nil {
 		return err
 	}
 	p.hold(at, 0)
@@ -211,7 +233,7 @@ func (p *Progress) Start(at time.Time) error {
 // its last snapshot for cfg.ColdStart, then runs. It returns the cold start.
 // O(1).
 func (p *Progress) Restore(at time.Time, cfg SimConfig) (time.Duration, error) {
-	if err := p.check("progress restore", at, Restoring, Suspended, Pending); err != nil {
+	if err := p.check("progress restore", at, Restoring, fromRestorable); err != nil {
 		return 0, err
 	}
 	if err := checkOverheads("progress restore", at, cfg); err != nil {
@@ -228,7 +250,7 @@ func (p *Progress) Restore(at time.Time, cfg SimConfig) (time.Duration, error) {
 // returned and moves [Progress.CompletesAt] later by as much. A renewal after
 // the job's work is done is [ErrInvalidTransition]. O(1).
 func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
-	if err := p.check("progress renew", at, Running, Running); err != nil {
+	if err := p.check("progress renew", at, Running, fromRunning); err != nil {
 		return 0, err
 	}
 	if err := checkOverheads("progress renew", at, cfg); err != nil {
@@ -257,7 +279,7 @@ func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
 // complete snapshot and holds its GPUs until [Progress.Release]. A signal
 // after the job's work is done is [ErrInvalidTransition]. O(1).
 func (p *Progress) Signal(at time.Time) error {
-	if err := p.check("progress signal", at, Checkpointing, Running); err != nil {
+	if err := p.check("progress signal", at, Checkpointing, fromRunning); err != nil {
 		return err
 	}
 	o := p.off(at)
@@ -277,7 +299,7 @@ func (p *Progress) Signal(at time.Time) error {
 // time, then is suspended with its durable progress. A deadline before the
 // signal is [ErrTimeBackwards]. O(1).
 func (p *Progress) Release(deadline time.Time, cfg SimConfig) (ReleaseReport, error) {
-	if err := p.check("progress release", deadline, Suspended, Checkpointing); err != nil {
+	if err := p.check("progress release", deadline, Suspended, fromCheckpoint); err != nil {
 		return ReleaseReport{}, err
 	}
 	if err := checkOverheads("progress release", deadline, cfg); err != nil {
@@ -294,9 +316,9 @@ func (p *Progress) Release(deadline time.Time, cfg SimConfig) (ReleaseReport, er
 		rel = p.off(deadline)
 		r = ReleaseReport{At: deadline, Lost: p.frozen - p.durable, Forced: true}
 	}
-	p.u.Held += rel - p.holdFrom
-	p.u.Checkpoint += rel - sig
-	p.u.Lost += r.Lost
+	p.held += rel - p.holdFrom
+	p.ckpt += rel - sig
+	p.lost += r.Lost
 	p.base = p.durable
 	p.state, p.last = Suspended, rel
 	return r, nil
@@ -310,7 +332,7 @@ func (p *Progress) Finish(at time.Time, final State) error {
 	if !final.Terminal() {
 		return p.fail("progress finish", at, ErrInvalidValue, final, "final state must be terminal")
 	}
-	if err := p.check("progress finish", at, final, Pending, Running, Checkpointing, Suspended); err != nil {
+	if err := p.check("progress finish", at, final, fromNonTerminal); err != nil {
 		return err
 	}
 	o := p.off(at)
@@ -321,11 +343,11 @@ func (p *Progress) Finish(at time.Time, final State) error {
 		}
 		p.settlePause(o)
 		p.base = p.progressTo(o)
-		p.u.Held += o - p.holdFrom
+		p.held += o - p.holdFrom
 	case Checkpointing:
 		p.base = p.frozen
-		p.u.Held += o - p.holdFrom
-		p.u.Checkpoint += o - p.runFrom
+		p.held += o - p.holdFrom
+		p.ckpt += o - p.runFrom
 	}
 	if p.state != Pending {
 		p.last = o

@@ -140,6 +140,10 @@ func TestProgressTimelines(t *testing.T) {
 			if ok != (tc.want.completes != 0) || ok && end.Sub(t0) != tc.want.completes {
 				t.Errorf("CompletesAt = +%v %v, want +%v", end.Sub(t0), ok, tc.want.completes)
 			}
+			left, ok := p.TimeLeft(at)
+			if ok != (tc.want.completes != 0) || ok && left != tc.want.completes-tc.at {
+				t.Errorf("TimeLeft = %v %v, want %v", left, ok, tc.want.completes-tc.at)
+			}
 			u := p.Usage(at)
 			if err := u.Check(); err != nil {
 				t.Error(err)

@@ -54,6 +54,17 @@ type Config struct {
 	// progress again (restore and warm-up). Billed, no progress. A job's
 	// first start has no cold start.
 	ColdStart time.Duration
+	// Iteration is the length of one training iteration. A checkpoint
+	// stores whole iterations, so a preempted job loses the partial
+	// iteration in flight: that work is run again after the restore, and
+	// is reported in Stats.LostGPUSeconds. Zero (the default) means
+	// progress is continuous and a checkpoint loses nothing.
+	//
+	// Every job's progress follows the lease package's model
+	// (lease.Progress with these overheads): it makes progress at one
+	// second per second while it holds its GPUs and is neither in a cold
+	// start nor writing a checkpoint.
+	Iteration time.Duration
 	// CheckpointOnRenew also charges Checkpoint at lease ends that are
 	// renewed (the job pauses in place while it writes the checkpoint). The
 	// paper checkpoints at every lease end, because the scheduler decides
@@ -147,6 +158,8 @@ func (c *Config) validate() error {
 		return configErr("Checkpoint %v must not be negative", c.Checkpoint)
 	case c.ColdStart < 0:
 		return configErr("ColdStart %v must not be negative", c.ColdStart)
+	case c.Iteration < 0:
+		return configErr("Iteration %v must not be negative", c.Iteration)
 	case c.Lease > 0 && c.Lease <= c.ColdStart:
 		// A resumed job would spend its whole lease in cold start and could
 		// be preempted at every lease end without ever progressing.

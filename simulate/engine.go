@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/astraea-sched/astraea/lease"
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate/metrics"
@@ -42,7 +43,7 @@ type phase uint8
 const (
 	phPending  phase = iota // waiting (possibly still writing its checkpoint)
 	phStarting              // granted, waiting for in-flight releases to complete
-	phRunning               // holding its GPUs (in cold start until progressFrom)
+	phRunning               // holding its GPUs (possibly in cold start or a renewal checkpoint)
 	phArrived               // submitted, joins Pending at the next tick
 )
 
@@ -54,13 +55,11 @@ type job struct {
 	tenant ledger.TenantID
 	phase  phase
 
-	holding   bool          // GPUs held in the ledger (running, cold start or checkpoint)
-	holdSince time.Duration // when the current holding began
-	held      time.Duration // total time holding GPUs before holdSince
-
-	base         time.Duration // useful time settled before the current segment
-	progressFrom time.Duration // while running: progress accrues from here
-	startAt      time.Duration // while starting: when it will start holding
+	holding bool // GPUs held in the ledger (running, cold start or checkpoint)
+	// prog is the job's progress under the lease model: what it has done,
+	// its cold starts and checkpoints, the work it lost, when it completes.
+	prog    lease.Progress
+	startAt time.Duration // while starting: when it will start holding
 
 	listed bool // in the engine's list of expired leases this tick
 	// marks of apply: equal to the engine's stamp when the current decision
@@ -72,12 +71,11 @@ type job struct {
 	firstStart                     time.Duration
 }
 
-// attained returns useful running time up to now.
-func (j *job) attained(now time.Duration) time.Duration {
-	if j.phase != phRunning || now <= j.progressFrom {
-		return j.base
-	}
-	return min(j.base+now-j.progressFrom, j.st.Job.Duration)
+// progressed sets the job's attained and remaining time from its progress at
+// t (the engine's now).
+func (j *job) progressed(t time.Time) {
+	j.st.Attained = j.prog.At(t)
+	j.st.Remaining = j.st.Job.Duration - j.st.Attained
 }
 
 // ExcludedJob is a job the run left out because it asks for more GPUs than
@@ -104,11 +102,15 @@ type Stats struct {
 	Preemptions int // suspensions of running jobs (explicit or by an unrenewed lease)
 	Checkpoints int // checkpoints written (preemptions, plus renewals with CheckpointOnRenew)
 	ColdStarts  int // resumes
-	// OverheadGPUSeconds is GPU time held without progress (checkpoints,
-	// cold starts and start barriers are not counted: a starting job holds
-	// nothing).
+	// OverheadGPUSeconds is GPU time held without progress: checkpoints,
+	// cold starts and lost work (start barriers are not counted: a starting
+	// job holds nothing).
 	OverheadGPUSeconds float64
-	Start, End         time.Time
+	// LostGPUSeconds is the part of OverheadGPUSeconds that ran but was
+	// discarded at a preemption: the partial iteration in flight (zero when
+	// Config.Iteration is zero).
+	LostGPUSeconds float64
+	Start, End     time.Time
 }
 
 // Result is the outcome of one run.
@@ -121,6 +123,7 @@ type Result struct {
 // engine is one run's state.
 type engine struct {
 	cfg      Config
+	ov       lease.SimConfig // the overheads of every job's progress model
 	pol      Policy
 	waker    Waker
 	src      trace.Source
@@ -207,6 +210,12 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 		capacity: cl.Capacity(),
 		cluster:  cl,
 		jobs:     make(map[string]*job),
+		ov: lease.SimConfig{
+			Checkpoint:          cfg.Checkpoint,
+			ColdStart:           cfg.ColdStart,
+			Iteration:           cfg.Iteration,
+			NoRenewalCheckpoint: !cfg.CheckpointOnRenew,
+		},
 	}
 	e.demandCount = make(map[int]int)
 	_, e.blind = p.(ProgressBlind)
@@ -446,7 +455,11 @@ func (e *engine) submit() error {
 	if _, dup := e.jobs[tj.ID]; dup {
 		return fmt.Errorf("%w: job %s (line %d): duplicate id", ErrBadJob, tj.ID, tj.Line)
 	}
-	j := &job{st: JobState{Job: tj, Remaining: tj.Duration}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived}
+	prog, err := lease.NewProgress(tj.Duration)
+	if err != nil {
+		return fmt.Errorf("%w: job %s (line %d): %w", ErrBadJob, tj.ID, tj.Line, err)
+	}
+	j := &job{st: JobState{Job: tj, Remaining: tj.Duration}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived, prog: prog}
 	w := tj.EffectiveWeight()
 	if err := e.ledgerDo("submit", j, t, func(l *ledger.Ledger) error {
 		return l.Submit(e.at(t), j.id, j.tenant, ledger.GPUs(tj.GPUs), w)
@@ -559,7 +572,6 @@ func (e *engine) stopHolding(j *job) error {
 		return err
 	}
 	j.holding = false
-	j.held += e.now - j.holdSince
 	return e.setHeld(-j.st.Job.GPUs)
 }
 
@@ -571,26 +583,45 @@ func (e *engine) begin(j *job) error {
 	if err := e.ledgerDo("start", j, e.now, func(l *ledger.Ledger) error { return l.Start(e.at(e.now), j.id) }); err != nil {
 		return err
 	}
-	j.holding, j.holdSince = true, e.now
+	j.holding = true
 	if err := e.setHeld(j.st.Job.GPUs); err != nil {
 		return err
 	}
 	j.phase = phRunning
-	j.progressFrom = e.now
+	at := e.at(e.now)
 	if j.st.Ran {
-		j.progressFrom += e.cfg.ColdStart
+		cold, err := j.prog.Restore(at, e.ov)
+		if err != nil {
+			return e.modelErr(j, err)
+		}
 		e.res.Stats.ColdStarts++
-		e.res.Stats.OverheadGPUSeconds += e.cfg.ColdStart.Seconds() * float64(j.st.Job.GPUs)
+		e.res.Stats.OverheadGPUSeconds += cold.Seconds() * float64(j.st.Job.GPUs)
 	} else {
+		if err := j.prog.Start(at); err != nil {
+			return e.modelErr(j, err)
+		}
 		j.firstStart = e.now
 		j.st.Ran = true
 	}
-	j.st.LastStart = e.at(e.now)
-	e.q.push(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j.idx, gen: j.gen})
+	j.st.LastStart = at
+	e.q.push(event{at: e.completesAt(j, at), kind: evComplete, j: j.idx, gen: j.gen})
 	if !j.st.LeaseEnd.IsZero() {
 		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
 	}
 	return nil
+}
+
+// completesAt is when the running job j completes, from its progress model
+// at now (at is now as a time).
+func (e *engine) completesAt(j *job, at time.Time) time.Duration {
+	left, _ := j.prog.TimeLeft(at)
+	return e.now + left
+}
+
+// modelErr reports a transition the job's progress model refused: the
+// engine asked for an impossible one.
+func (e *engine) modelErr(j *job, err error) error {
+	return fmt.Errorf("%w: progress of job %s at %v: %w", ErrInvariant, j.st.Job.ID, e.at(e.now), err)
 }
 
 // leaveCluster frees a running job's GPUs in the cluster and takes it out
@@ -610,18 +641,21 @@ func (e *engine) complete(j *job) error {
 		return err
 	}
 	fs := finalState(j.st.Job.FinalState())
-	if err := e.ledgerDo("finish", j, t, func(l *ledger.Ledger) error { return l.Finish(e.at(t), j.id, fs) }); err != nil {
+	at := e.at(t)
+	if err := j.prog.Finish(at, lease.Completed); err != nil {
+		return e.modelErr(j, err)
+	}
+	if err := e.ledgerDo("finish", j, t, func(l *ledger.Ledger) error { return l.Finish(at, j.id, fs) }); err != nil {
 		return err
 	}
 	j.holding = false
-	j.held += t - j.holdSince
 	if err := e.setHeld(-j.st.Job.GPUs); err != nil {
 		return err
 	}
 	j.st.Attained, j.st.Remaining = j.st.Job.Duration, 0
 	m := e.books[len(e.books)-1]
 	sub := j.st.Job.Submit
-	acct, err := m.JobAccount(j.id, sub, e.at(t))
+	acct, err := m.JobAccount(j.id, sub, at)
 	if err != nil {
 		return fmt.Errorf("simulate: job %s account: %w", j.st.Job.ID, err)
 	}
@@ -631,9 +665,9 @@ func (e *engine) complete(j *job) error {
 		GPUs:        j.st.Job.GPUs,
 		Submit:      sub,
 		FirstStart:  e.at(j.firstStart),
-		End:         e.at(t),
+		End:         at,
 		Run:         j.st.Job.Duration,
-		Held:        j.held,
+		Held:        j.prog.Usage(at).Held,
 		Rho:         acct.Rho,
 		Preemptions: j.st.Preemptions,
 		State:       j.st.Job.FinalState(),

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/astraea-sched/astraea/lease"
 	"github.com/astraea-sched/astraea/placement"
 )
 
@@ -49,14 +50,12 @@ func (e *engine) tick(t time.Duration) error {
 // (unless the policy is ProgressBlind), the jobs whose lease ended, and the
 // ledger view at now.
 func (e *engine) fillState() *State {
-	now := e.now
+	at := e.at(e.now)
 	if !e.blind {
 		for _, j := range e.running.jobs {
-			j.st.Attained = j.attained(now)
-			j.st.Remaining = j.st.Job.Duration - j.st.Attained
+			j.progressed(at)
 		}
 	}
-	at := e.at(now)
 	e.state = State{
 		Now:            at,
 		Interval:       e.cfg.Interval,
@@ -207,7 +206,19 @@ func (e *engine) preempt(j *job) error {
 		return err
 	}
 	wasRunning := j.phase == phRunning
-	j.base = j.attained(now)
+	at := e.at(now)
+	var r lease.ReleaseReport
+	if wasRunning {
+		// The release deadline is the end of the checkpoint: the flush
+		// always completes, losing only the partial iteration.
+		if err := j.prog.Signal(at); err != nil {
+			return e.modelErr(j, err)
+		}
+		var err error
+		if r, err = j.prog.Release(at.Add(e.cfg.Checkpoint), e.ov); err != nil {
+			return e.modelErr(j, err)
+		}
+	}
 	j.gen++
 	j.leaseGen++
 	e.drop(j, slotRun)
@@ -216,7 +227,7 @@ func (e *engine) preempt(j *job) error {
 	j.st.Status = Pending
 	j.st.Placement = placement.Placement{}
 	j.st.LeaseEnd = time.Time{}
-	j.st.Attained, j.st.Remaining = j.base, j.st.Job.Duration-j.base
+	j.progressed(at)
 	e.addPending(j)
 	if !wasRunning {
 		return nil
@@ -225,13 +236,16 @@ func (e *engine) preempt(j *job) error {
 	e.res.Stats.Preemptions++
 	e.schedTick(now) // the policy may resume it once released
 	e.res.Stats.Checkpoints++
-	if e.cfg.Checkpoint == 0 {
+	gpus := float64(j.st.Job.GPUs)
+	e.res.Stats.LostGPUSeconds += r.Lost.Seconds() * gpus
+	e.res.Stats.OverheadGPUSeconds += r.Lost.Seconds() * gpus
+	rel := now + time.Duration(r.At.UnixNano()-at.UnixNano()) // cheaper than Sub
+	if rel == now {
 		return e.stopHolding(j)
 	}
-	e.res.Stats.OverheadGPUSeconds += e.cfg.Checkpoint.Seconds() * float64(j.st.Job.GPUs)
+	e.res.Stats.OverheadGPUSeconds += (rel - now).Seconds() * gpus
 	j.relGen++
 	e.drop(j, slotRelease)
-	rel := now + e.cfg.Checkpoint
 	e.lastRelease = max(e.lastRelease, rel)
 	e.q.push(event{at: rel, kind: evRelease, j: j.idx, gen: j.relGen})
 	return nil
@@ -262,14 +276,18 @@ func (e *engine) renew(j *job, g Grant) error {
 	if j.phase == phStarting {
 		return nil
 	}
-	if e.cfg.CheckpointOnRenew && e.cfg.Checkpoint > 0 {
-		j.base = j.attained(now)
-		j.progressFrom = max(j.progressFrom, now+e.cfg.Checkpoint)
+	at := e.at(now)
+	pause, err := j.prog.Renew(at, e.ov)
+	if err != nil {
+		return e.modelErr(j, err)
+	}
+	if pause > 0 {
+		// The renewal checkpoint pauses the job (after any cold start).
 		j.gen++
 		e.res.Stats.Checkpoints++
-		e.res.Stats.OverheadGPUSeconds += e.cfg.Checkpoint.Seconds() * float64(j.st.Job.GPUs)
+		e.res.Stats.OverheadGPUSeconds += pause.Seconds() * float64(j.st.Job.GPUs)
 		// The new completion takes the stale one's place in the queue.
-		if old, ok := e.q.replace(event{at: j.progressFrom + j.st.Job.Duration - j.base, kind: evComplete, j: j.idx, gen: j.gen}); ok {
+		if old, ok := e.q.replace(event{at: e.completesAt(j, at), kind: evComplete, j: j.idx, gen: j.gen}); ok {
 			e.staleAt(old.at)
 		}
 	}

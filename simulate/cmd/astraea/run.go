@@ -35,6 +35,7 @@ type options struct {
 	check              bool
 	out, metricsMode   string
 	checkpointOnRenew  bool
+	iteration          time.Duration
 	accountsModeForAll string
 }
 
@@ -53,6 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.interval, "interval", simulate.DefaultInterval, "scheduling interval")
 	fs.DurationVar(&o.checkpoint, "checkpoint", simulate.DefaultCheckpoint, "checkpoint time of a suspended job (the paper does not publish it)")
 	fs.DurationVar(&o.cold, "coldstart", simulate.DefaultColdStart, "cold start of a resumed job (the paper does not publish it)")
+	fs.DurationVar(&o.iteration, "iteration", 0, "training iteration length: a preempted job loses its partial iteration (0: continuous progress)")
 	fs.BoolVar(&o.checkpointOnRenew, "checkpoint-on-renew", true, "charge the checkpoint at renewed lease ends too (the paper checkpoints at every lease end)")
 	fs.StringVar(&o.policies, "policy", "astraea", "comma-separated `LIST` of policies, or \"all\"")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload")
@@ -193,6 +195,7 @@ type report struct {
 	Lease     float64            `json:"lease_seconds"`
 	Ckpt      float64            `json:"checkpoint_seconds"`
 	Cold      float64            `json:"coldstart_seconds"`
+	Iteration float64            `json:"iteration_seconds"`
 	QuotaRule string             `json:"quota_rule"`
 	Quotas    map[string]float64 `json:"quotas"`
 	Excluded  []simulate.ExcludedJob
@@ -238,17 +241,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cfg.Interval, cfg.Lease = o.interval, o.lease
 	cfg.Checkpoint, cfg.ColdStart = o.checkpoint, o.cold
 	cfg.CheckpointOnRenew = o.checkpointOnRenew
+	cfg.Iteration = o.iteration
 	cfg.Metrics = mmode
 	cfg.Check = o.check
 
 	rep := report{
 		Workload: w.name, Nodes: o.nodes, GPUs: o.nodes * o.gpn,
 		Interval: o.interval.Seconds(), Lease: o.lease.Seconds(),
-		Ckpt: o.checkpoint.Seconds(), Cold: o.cold.Seconds(), QuotaRule: rule,
+		Ckpt: o.checkpoint.Seconds(), Cold: o.cold.Seconds(), Iteration: o.iteration.Seconds(), QuotaRule: rule,
 	}
 	var runs []metrics.Run
 	var sums []metrics.Summary
-	withOverheads := o.checkpoint > 0 || o.cold > 0
+	withOverheads := o.checkpoint > 0 || o.cold > 0 || o.iteration > 0
 	for _, name := range names {
 		res, err := simulateOnce(cfg, w, cons[name], name, o, stderr)
 		if err != nil {
@@ -257,7 +261,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		sum := metrics.Summarize(res.Run, metrics.DefaultSummaryConfig())
 		if o.overhead && withOverheads {
 			zero := cfg
-			zero.Checkpoint, zero.ColdStart = 0, 0
+			zero.Checkpoint, zero.ColdStart, zero.Iteration = 0, 0, 0
 			res0, err := simulateOnce(zero, w, cons[name], name+" (no overhead)", o, stderr)
 			if err != nil {
 				return err
@@ -344,8 +348,8 @@ func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "cluster: %d nodes × %d GPUs = %d GPUs; interval %v, lease %v, checkpoint %v, cold start %v\n",
-		o.nodes, o.gpn, rep.GPUs, o.interval, o.lease, o.checkpoint, o.cold)
+	fmt.Fprintf(w, "cluster: %d nodes × %d GPUs = %d GPUs; interval %v, lease %v, checkpoint %v, cold start %v, iteration %v\n",
+		o.nodes, o.gpn, rep.GPUs, o.interval, o.lease, o.checkpoint, o.cold, o.iteration)
 	if n := len(rep.Excluded); n > 0 {
 		fmt.Fprintf(w, "excluded: %d jobs larger than the cluster\n", n)
 	}
@@ -354,5 +358,14 @@ func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error
 		return err
 	}
 	fmt.Fprintln(w)
-	return metrics.WriteTable(w, sums...)
+	if err := metrics.WriteTable(w, sums...); err != nil {
+		return err
+	}
+	// The overhead line: GPU time held without progress, of which lost work.
+	fmt.Fprintln(w)
+	for _, r := range rep.Runs {
+		fmt.Fprintf(w, "overhead %s: %.1f GPU·h held without progress (checkpoints, cold starts, lost work), %.1f GPU·h of it lost work\n",
+			r.Summary.Policy, r.Stats.OverheadGPUSeconds/3600, r.Stats.LostGPUSeconds/3600)
+	}
+	return nil
 }
