@@ -32,8 +32,9 @@ import (
 // difference from the previous rate when that is exact (allocations, counted
 // in whole GPUs) and as its 8-byte bit pattern otherwise (fair shares). A
 // Start or Stop thus retains 2 to 6 bytes per series it changes instead of
-// 24 (see encode). Replaying a block repeats the original arithmetic, so every value is
-// bit-identical to one stored in full.
+// 24 to 40 (see encode), plus its share of a 48-byte block header per 32
+// breakpoints. Replaying a block repeats the original arithmetic, so every
+// value is bit-identical to one stored in full.
 //
 // Costs: an append is O(1) (one allocation per page of bytes, pages reused
 // by later blocks until full); the last breakpoint (the head) is kept
