@@ -154,13 +154,22 @@ func (c *Cluster) Check() error {
 		if err = sameKeysUnordered("domain "+d.path, d.nodes, w.nodes); err != nil {
 			return false
 		}
-		if d.stale != slices.Contains(c.stale, d.ord) {
-			err = fmt.Errorf("placement: check: domain %q stale flag %t disagrees with the stale list", d.path, d.stale)
+		for j := 1; j <= maxIndexedSpan; j++ {
+			if lags := d.lag&(1<<j) != 0; lags != slices.Contains(c.stale[j], d.ord) {
+				err = fmt.Errorf("placement: check: domain %q lag bit %d is %t, disagreeing with the stale list", d.path, j, lags)
+				return false
+			}
+		}
+		if d.lag&^lagAll != 0 || d.lag&2 == 0 && d.idxFree != d.free {
+			err = fmt.Errorf("placement: check: domain %q free total is stale but not listed", d.path)
 			return false
 		}
-		if !d.stale && (d.top != topSums(d.nodes) || d.idxFree != d.free) {
-			err = fmt.Errorf("placement: check: domain %q top sums are stale but not listed", d.path)
-			return false
+		top := topSums(d.nodes)
+		for k := 2; k <= maxIndexedSpan; k++ {
+			if d.lag&(1<<k) == 0 && d.top[k] != top[k] {
+				err = fmt.Errorf("placement: check: domain %q top-%d sum %d is stale but not marked, want %d", d.path, k, d.top[k], top[k])
+				return false
+			}
 		}
 		if d.level >= len(c.levels) {
 			err = fmt.Errorf("placement: check: domain %q at missing level %d", d.path, d.level)

@@ -127,10 +127,14 @@ type domainState struct {
 	members int                     // nodes in the domain, whatever their state
 	nodes   *btree.BTreeG[key]      // (free, node id) of the domain's indexed nodes
 	free    int                     // free GPUs of the domain's indexed nodes
-	top     [maxIndexedSpan + 1]int // top[k]: sum of the k largest free blocks (all of them if fewer), as of the last refresh
+	top     [maxIndexedSpan + 1]int // top[k], k ≥ 2: sum of the k largest free blocks (all of them if fewer), as of the last refresh of k, the domain's key in the level's byTop[k] index
 	idxFree int                     // free as of the last refresh, the domain's key in the level's byFree index
-	stale   bool                    // listed in Cluster.stale: top and idxFree may lag behind nodes
+	lag     uint32                  // bit 1: idxFree, bit k ≥ 2: top[k] may lag behind nodes; the domain is then in Cluster.stale[k]
 }
+
+// lagAll marks idxFree and every top[k], 2 ≤ k ≤ maxIndexedSpan, as
+// lagging.
+const lagAll = uint32(1<<(maxIndexedSpan+1)) - 2
 
 type domainEntry struct {
 	ord int
@@ -217,11 +221,13 @@ type Cluster struct {
 	allocs  *btree.BTreeG[allocEntry]  // allocations by (idHash(id), id)
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
 
-	// stale lists the domains whose top sums and top-k index entries lag
-	// behind their nodes: changes only mark a domain, and refresh brings
-	// the marked ones up to date before a multi-node decision needs them,
-	// so that a domain changed many times in between is refreshed once.
-	stale []int
+	// stale[1] lists the domains whose free total (as byFree indexes it)
+	// lags behind their nodes, stale[k] for k ≥ 2 those whose top-k sum
+	// (as byTop[k] indexes it) does: changes only mark a domain, and
+	// refreshSpan brings the marked ones up to date for the one span a
+	// multi-node decision reads, so that a domain changed many times in
+	// between is refreshed once, and only for the spans asked for.
+	stale [maxIndexedSpan + 1][]int
 
 	capacity int // GPUs of all nodes
 	freeGPUs int // free GPUs of nodes that accept placements
@@ -257,13 +263,12 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 }
 
 // Clone returns an independent copy of c, for planning a round without
-// committing it. It costs O(topology levels), plus bringing the domains
-// changed since the last multi-node decision up to date — the indexes are
+// committing it. It costs O(topology levels), plus copying the list of the
+// domains changed since they were last brought up to date — the indexes are
 // copy-on-write B-trees, and node and domain records are copied lazily, the
 // first time either cluster changes them — so later mutations of either
 // cluster pay a little more until they have copied what they touch.
 func (c *Cluster) Clone() *Cluster {
-	c.refresh()           // so that neither copy inherits stale domains
 	c.tok = new(cowToken) // records shared from now on belong to neither
 	out := &Cluster{
 		tok:      new(cowToken),
@@ -283,6 +288,9 @@ func (c *Cluster) Clone() *Cluster {
 	}
 	for i, lv := range c.levels {
 		out.levels[i] = lv.clone()
+	}
+	for j, l := range c.stale {
+		out.stale[j] = slices.Clone(l) // the records' lag bits are shared too
 	}
 	return out
 }
@@ -540,9 +548,19 @@ func (c *Cluster) mutNode(e nodeEntry) *nodeState {
 
 // mutDomain returns a record of domain ord that c may change in place.
 func (c *Cluster) mutDomain(ord int) *domainState {
-	e, _ := c.domains.Get(domainEntry{ord: ord})
+	d, _ := c.liveDomain(ord)
+	return d
+}
+
+// liveDomain returns a record of domain ord that c may change in place, or
+// false if there is no such domain.
+func (c *Cluster) liveDomain(ord int) (*domainState, bool) {
+	e, ok := c.domains.Get(domainEntry{ord: ord})
+	if !ok {
+		return nil, false
+	}
 	if e.d.owner == c.tok {
-		return e.d
+		return e.d, true
 	}
 	cp := *e.d
 	cp.owner = c.tok
@@ -551,7 +569,7 @@ func (c *Cluster) mutDomain(ord int) *domainState {
 	shared := *e.d.nodes
 	cp.nodes = shared.Clone()
 	c.domains.ReplaceOrInsert(domainEntry{ord: ord, d: &cp})
-	return &cp
+	return &cp, true
 }
 
 type nodeSnapshot struct {
@@ -601,10 +619,11 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 			d.nodes.ReplaceOrInsert(key{now.free, n.id})
 			d.free += now.free
 		}
-		if !d.stale {
-			d.stale = true
-			c.stale = append(c.stale, ord)
+		for fresh := lagAll &^ d.lag; fresh != 0; fresh &= fresh - 1 {
+			j := bits.TrailingZeros32(fresh)
+			c.stale[j] = append(c.stale[j], ord)
 		}
+		d.lag = lagAll
 	}
 }
 
@@ -625,32 +644,55 @@ func topSums(t *btree.BTreeG[key]) (s [maxIndexedSpan + 1]int) {
 	return s
 }
 
-// refresh brings the top sums and top-k index entries of the stale domains
-// up to date. O(stale domains · (log + maxIndexedSpan·log domains)).
+// refresh brings the free totals, top sums and top-k index entries of the
+// stale domains fully up to date. O(stale domains · (log +
+// maxIndexedSpan·log domains)).
 func (c *Cluster) refresh() {
-	for _, ord := range c.stale {
-		if !c.domains.Has(domainEntry{ord: ord}) {
-			continue // removed since; ordinals are never reused
-		}
-		d := c.mutDomain(ord)
-		c.retop(d, c.levels[d.level])
-		d.stale = false
+	for j := 1; j <= maxIndexedSpan; j++ {
+		c.refreshList(j)
 	}
-	c.stale = c.stale[:0]
 }
 
-func (c *Cluster) retop(d *domainState, lv *levelIndex) {
-	if d.idxFree != d.free {
-		lv.byFree.Delete(dkey{n: d.idxFree, ord: d.ord})
-		lv.byFree.ReplaceOrInsert(dkey{n: d.free, ord: d.ord})
-		d.idxFree = d.free
+// refreshSpan brings up to date what a decision for a span of k nodes
+// reads: for k ≤ maxIndexedSpan the top-k sums and byTop[k] entries of the
+// domains changed since the last such refresh, for a larger k everything.
+// O(those domains · log domains), or as refresh for k > maxIndexedSpan.
+func (c *Cluster) refreshSpan(k int) {
+	if k > maxIndexedSpan {
+		c.refresh()
+		return
 	}
-	top := topSums(d.nodes)
-	for j := 2; j <= maxIndexedSpan; j++ {
-		if top[j] != d.top[j] {
-			lv.byTop[j].Delete(dkey{n: d.top[j], ord: d.ord})
-			lv.byTop[j].ReplaceOrInsert(dkey{n: top[j], ord: d.ord})
+	c.refreshList(k)
+}
+
+// refreshList brings up to date, for every domain of the lag list j, its
+// free total and byFree entry (j = 1) or its top-j sum and byTop[j] entry.
+func (c *Cluster) refreshList(j int) {
+	for _, ord := range c.stale[j] {
+		d, ok := c.liveDomain(ord)
+		if !ok {
+			continue // removed since; ordinals are never reused
 		}
+		lv := c.levels[d.level]
+		if j == 1 {
+			if d.idxFree != d.free {
+				lv.byFree.Delete(dkey{n: d.idxFree, ord: d.ord})
+				lv.byFree.ReplaceOrInsert(dkey{n: d.free, ord: d.ord})
+				d.idxFree = d.free
+			}
+		} else {
+			c.setTop(d, lv, j, topSum(d.nodes, j))
+		}
+		d.lag &^= 1 << j
 	}
-	d.top = top
+	c.stale[j] = c.stale[j][:0]
+}
+
+// setTop makes s domain d's top[j] and its key in the level's byTop[j].
+func (c *Cluster) setTop(d *domainState, lv *levelIndex, j, s int) {
+	if s != d.top[j] {
+		lv.byTop[j].Delete(dkey{n: d.top[j], ord: d.ord})
+		lv.byTop[j].ReplaceOrInsert(dkey{n: s, ord: d.ord})
+		d.top[j] = s
+	}
 }

@@ -36,7 +36,7 @@ func (c *Cluster) decide(demand int) (plan, error) {
 		return plan{}, newNoFit(demand, 0, largest, c.freeGPUs)
 	}
 	k := minNodes(c.free, demand)
-	c.refresh()
+	c.refreshSpan(k)
 	for l := len(c.levels) - 1; l >= 0; l-- {
 		if d, ok := c.innermost(l, k, demand); ok {
 			return plan{pool: d.nodes, nodes: k}, nil
@@ -193,10 +193,10 @@ func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 // ErrInvalidDemand, or with a *NoFitError (matching ErrNoFit) that says
 // why. See the package documentation for the rules.
 // O(log n) for a single-node job; O(k log n + levels·log domains) for a
-// job spanning k ≤ 16 nodes, plus the deferred refresh of the domains
-// changed since the previous multi-node decision (O(16·log domains) each,
-// paid once per domain however often it changed); plus the size of the
-// result.
+// job spanning k ≤ 16 nodes, plus the deferred refresh of the top-k sums
+// of the domains changed since the previous decision for a span of k nodes
+// (O(log domains + k) each, paid once per domain however often it
+// changed); plus the size of the result.
 func (c *Cluster) Place(demand int) (Placement, error) {
 	p, err := c.decide(demand)
 	if err != nil {
