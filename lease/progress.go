@@ -32,24 +32,26 @@ import (
 // they must lie between the years 1678 and 2262. The zero Progress is a
 // pending job without work.
 type Progress struct {
-	epoch   time.Time // the first Start or Restore; the offsets below count from it
-	epochNs int64     // epoch in Unix nanoseconds
+	loc     *time.Location // of the first Start or Restore, for the times returned
+	epochNs int64          // that event in Unix nanoseconds; the offsets below count from it
 	work    time.Duration
-	state   State // Running also covers the cold start; see State
 
-	base    time.Duration // retained progress when progress (re)starts at runFrom
+	// base is the retained progress when progress (re)starts at runFrom;
+	// while Checkpointing, the progress at the signal.
+	base    time.Duration
 	durable time.Duration // progress in the last snapshot on disk
-	frozen  time.Duration // progress at the checkpoint signal, while Checkpointing
 
-	// Offsets from epoch.
+	// Offsets from the epoch.
 	last      time.Duration // the latest event (a release counts at its time)
-	holdFrom  time.Duration // the current holding stretch began
 	pauseFrom time.Duration // the current pause began (a cold start, then renewal flushes)
 	coldTo    time.Duration // its cold start ends
 	runFrom   time.Duration // progress accrues from here; while Checkpointing, the signal
 
-	// Settled usage: of closed holding stretches and pauses.
-	held, ckpt, cold, lost time.Duration
+	// Settled overhead, of closed pauses and flushes. Held time is
+	// progress plus overhead: every held moment is one of them.
+	ckpt, cold, lost time.Duration
+
+	state uint8 // a State; Running also covers the cold start (see State)
 }
 
 // NewProgress returns a pending job that needs work of useful running time.
@@ -58,7 +60,7 @@ func NewProgress(work time.Duration) (Progress, error) {
 	if work < 0 {
 		return Progress{}, &Error{Op: "progress", Err: ErrInvalidValue, Detail: fmt.Sprintf("work %v must not be negative", work)}
 	}
-	return Progress{work: work, state: Pending}, nil
+	return Progress{work: work, state: uint8(Pending)}, nil
 }
 
 // Work returns the useful running time the job needs in total.
@@ -68,9 +70,22 @@ func (p *Progress) Work() time.Duration { return p.work }
 // a forced release falls back to.
 func (p *Progress) Durable() time.Duration { return p.durable }
 
+// st is the state of the last event; the zero Progress is pending.
+func (p *Progress) st() State {
+	if p.state == 0 {
+		return Pending
+	}
+	return State(p.state)
+}
+
 // off is t's offset from the epoch. UnixNano is much cheaper than Sub,
 // which checks for overflow by adding the difference back.
 func (p *Progress) off(t time.Time) time.Duration { return time.Duration(t.UnixNano() - p.epochNs) }
+
+// time returns the time at offset o, in the epoch's location.
+func (p *Progress) time(o time.Duration) time.Time {
+	return time.Unix(0, p.epochNs+int64(o)).In(p.loc)
+}
 
 // done is the offset at which a running job's work is done.
 func (p *Progress) done() time.Duration { return p.runFrom + p.work - p.base }
@@ -87,23 +102,29 @@ func (p *Progress) progressTo(o time.Duration) time.Duration {
 // While the job checkpoints it is the progress at the signal (part of which
 // the release may still discard). O(1).
 func (p *Progress) At(t time.Time) time.Duration {
-	switch p.state {
-	case Running:
+	if State(p.state) == Running {
 		return p.progressTo(p.off(t))
-	case Checkpointing:
-		return p.frozen
 	}
 	return p.base
+}
+
+// Started returns when the job first held GPUs (its Start, or a Restore
+// of a pending job); ok is false while it is pending. O(1).
+func (p *Progress) Started() (at time.Time, ok bool) {
+	if p.st() == Pending || p.loc == nil {
+		return time.Time{}, false
+	}
+	return p.time(0), true
 }
 
 // CompletesAt returns when a running job finishes its work if nothing
 // interrupts it; ok is false for jobs that are not running (a job in its
 // cold start is running for this purpose). O(1).
 func (p *Progress) CompletesAt() (at time.Time, ok bool) {
-	if p.state != Running {
+	if State(p.state) != Running {
 		return time.Time{}, false
 	}
-	return p.epoch.Add(p.done()), true
+	return p.time(p.done()), true
 }
 
 // TimeLeft returns how long after at a running job finishes its work if
@@ -111,7 +132,7 @@ func (p *Progress) CompletesAt() (at time.Time, ok bool) {
 // computed without building a time. ok is false for jobs that are not
 // running. O(1).
 func (p *Progress) TimeLeft(at time.Time) (left time.Duration, ok bool) {
-	if p.state != Running {
+	if State(p.state) != Running {
 		return 0, false
 	}
 	return p.done() - p.off(at), true
@@ -121,16 +142,18 @@ func (p *Progress) TimeLeft(at time.Time) (left time.Duration, ok bool) {
 // [Checkpointing] from the signal until the release, otherwise the state of
 // its last event. O(1).
 func (p *Progress) State(t time.Time) State {
+	s := p.st()
+	if s != Running && s != Suspended {
+		return s
+	}
 	o := p.off(t)
 	switch {
-	case p.state == 0:
-		return Pending
-	case p.state == Running && o < p.coldTo:
+	case s == Running && o < p.coldTo:
 		return Restoring
-	case p.state == Suspended && o < p.last:
+	case s == Suspended && o < p.last:
 		return Checkpointing
 	}
-	return p.state
+	return s
 }
 
 // Usage splits the wall time the job held GPUs up to t into retained
@@ -138,23 +161,18 @@ func (p *Progress) State(t time.Time) State {
 // counts as the last event; a running job is counted to the end of its work
 // at the latest. O(1).
 func (p *Progress) Usage(t time.Time) Usage {
-	u := Usage{Held: p.held, Progress: p.base, Checkpoint: p.ckpt, ColdStart: p.cold, Lost: p.lost}
-	if p.state != Running && p.state != Checkpointing {
-		return u
+	u := Usage{Progress: p.base, Checkpoint: p.ckpt, ColdStart: p.cold, Lost: p.lost}
+	switch State(p.state) {
+	case Checkpointing:
+		u.Checkpoint += max(p.off(t), p.last) - p.runFrom
+	case Running:
+		o := min(max(p.off(t), p.last), p.done())
+		u.Progress = p.progressTo(o)
+		cold, ckpt := p.pauseTo(o)
+		u.ColdStart += cold
+		u.Checkpoint += ckpt
 	}
-	o := max(p.off(t), p.last)
-	if p.state == Checkpointing {
-		u.Progress = p.frozen
-		u.Held += o - p.holdFrom
-		u.Checkpoint += o - p.runFrom
-		return u
-	}
-	o = min(o, p.done())
-	u.Progress = p.progressTo(o)
-	u.Held += o - p.holdFrom
-	cold, ckpt := p.pauseTo(o)
-	u.ColdStart += cold
-	u.Checkpoint += ckpt
+	u.Held = u.Progress + u.Overhead()
 	return u
 }
 
@@ -187,18 +205,25 @@ const (
 )
 
 // check rejects an event at at in a state other than want, or before the
-// previous event.
-func (p *Progress) check(op string, at time.Time, to State, want states) error {
-	if p.state == 0 { // the zero Progress is pending
-		p.state = Pending
+// previous event; it returns at's offset.
+func (p *Progress) check(op string, at time.Time, to State, want states) (time.Duration, error) {
+	s := p.st()
+	if want&(1<<s) == 0 {
+		return 0, p.fail(op, at, ErrInvalidTransition, to, "progress model")
 	}
-	if want&(1<<p.state) == 0 {
-		return p.fail(op, at, ErrInvalidTransition, to, "progress model")
+	if s == Pending {
+		return 0, nil
 	}
-	if p.state != Pending && p.off(at) < p.last {
-		return p.fail(op, at, ErrTimeBackwards, 0, "previous event at %v", p.epoch.Add(p.last).UTC().Format(time.RFC3339Nano))
+	o := p.off(at)
+	if o < p.last {
+		return 0, p.fail(op, at, ErrTimeBackwards, 0, "previous event at %v", p.stamp(p.last))
 	}
-	return nil
+	return o, nil
+}
+
+// stamp formats the time at offset o for an error.
+func (p *Progress) stamp(o time.Duration) string {
+	return p.time(o).UTC().Format(time.RFC3339Nano)
 }
 
 func checkOverheads(op string, at time.Time, cfg SimConfig) error {
@@ -210,19 +235,19 @@ func checkOverheads(op string, at time.Time, cfg SimConfig) error {
 
 // hold begins a holding stretch at t whose progress starts after cold.
 func (p *Progress) hold(t time.Time, cold time.Duration) {
-	if p.state == Pending {
-		p.epoch, p.epochNs = t, t.UnixNano()
+	if p.st() == Pending {
+		p.loc, p.epochNs = t.Location(), t.UnixNano()
 	}
 	o := p.off(t)
-	p.state = Running
-	p.last, p.holdFrom, p.pauseFrom = o, o, o
+	p.state = uint8(Running)
+	p.last, p.pauseFrom = o, o
 	p.coldTo = o + cold
 	p.runFrom = p.coldTo
 }
 
 // Start runs a pending job from at: progress accrues at once. O(1).
 func (p *Progress) Start(at time.Time) error {
-	if err := p.check("progress start", at, Running, fromPending); err != nil {
+	if _, err := p.check("progress start", at, Running, fromPending); err != nil {
 		return err
 	}
 	p.hold(at, 0)
@@ -233,7 +258,7 @@ func (p *Progress) Start(at time.Time) error {
 // its last snapshot for cfg.ColdStart, then runs. It returns the cold start.
 // O(1).
 func (p *Progress) Restore(at time.Time, cfg SimConfig) (time.Duration, error) {
-	if err := p.check("progress restore", at, Restoring, fromRestorable); err != nil {
+	if _, err := p.check("progress restore", at, Restoring, fromRestorable); err != nil {
 		return 0, err
 	}
 	if err := checkOverheads("progress restore", at, cfg); err != nil {
@@ -250,15 +275,15 @@ func (p *Progress) Restore(at time.Time, cfg SimConfig) (time.Duration, error) {
 // returned and moves [Progress.CompletesAt] later by as much. A renewal after
 // the job's work is done is [ErrInvalidTransition]. O(1).
 func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
-	if err := p.check("progress renew", at, Running, fromRunning); err != nil {
+	o, err := p.check("progress renew", at, Running, fromRunning)
+	if err != nil {
 		return 0, err
 	}
 	if err := checkOverheads("progress renew", at, cfg); err != nil {
 		return 0, err
 	}
-	o := p.off(at)
 	if d := p.done(); o > d {
-		return 0, p.fail("progress renew", at, ErrInvalidTransition, Running, "work done at %v", p.epoch.Add(d).UTC().Format(time.RFC3339Nano))
+		return 0, p.fail("progress renew", at, ErrInvalidTransition, Running, "work done at %v", p.stamp(d))
 	}
 	p.last = o
 	if cfg.NoRenewalCheckpoint || cfg.Checkpoint == 0 {
@@ -279,16 +304,16 @@ func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
 // complete snapshot and holds its GPUs until [Progress.Release]. A signal
 // after the job's work is done is [ErrInvalidTransition]. O(1).
 func (p *Progress) Signal(at time.Time) error {
-	if err := p.check("progress signal", at, Checkpointing, fromRunning); err != nil {
+	o, err := p.check("progress signal", at, Checkpointing, fromRunning)
+	if err != nil {
 		return err
 	}
-	o := p.off(at)
 	if d := p.done(); o > d {
-		return p.fail("progress signal", at, ErrInvalidTransition, Checkpointing, "work done at %v", p.epoch.Add(d).UTC().Format(time.RFC3339Nano))
+		return p.fail("progress signal", at, ErrInvalidTransition, Checkpointing, "work done at %v", p.stamp(d))
 	}
 	p.settlePause(o)
-	p.frozen = p.progressTo(o)
-	p.state, p.last, p.runFrom = Checkpointing, o, o
+	p.base = p.progressTo(o)
+	p.state, p.last, p.runFrom = uint8(Checkpointing), o, o
 	return nil
 }
 
@@ -299,7 +324,8 @@ func (p *Progress) Signal(at time.Time) error {
 // time, then is suspended with its durable progress. A deadline before the
 // signal is [ErrTimeBackwards]. O(1).
 func (p *Progress) Release(deadline time.Time, cfg SimConfig) (ReleaseReport, error) {
-	if err := p.check("progress release", deadline, Suspended, fromCheckpoint); err != nil {
+	dl, err := p.check("progress release", deadline, Suspended, fromCheckpoint)
+	if err != nil {
 		return ReleaseReport{}, err
 	}
 	if err := checkOverheads("progress release", deadline, cfg); err != nil {
@@ -308,19 +334,18 @@ func (p *Progress) Release(deadline time.Time, cfg SimConfig) (ReleaseReport, er
 	sig := p.runFrom
 	var r ReleaseReport
 	rel := sig + cfg.Checkpoint
-	if rel <= p.off(deadline) {
-		kept := cfg.wholeIterations(p.frozen)
-		r = ReleaseReport{At: p.epoch.Add(rel), Lost: p.frozen - kept}
+	if rel <= dl {
+		kept := cfg.wholeIterations(p.base)
+		r = ReleaseReport{At: p.time(rel), Lost: p.base - kept}
 		p.durable = kept
 	} else {
-		rel = p.off(deadline)
-		r = ReleaseReport{At: deadline, Lost: p.frozen - p.durable, Forced: true}
+		rel = dl
+		r = ReleaseReport{At: deadline, Lost: p.base - p.durable, Forced: true}
 	}
-	p.held += rel - p.holdFrom
 	p.ckpt += rel - sig
 	p.lost += r.Lost
 	p.base = p.durable
-	p.state, p.last = Suspended, rel
+	p.state, p.last = uint8(Suspended), rel
 	return r, nil
 }
 
@@ -332,27 +357,24 @@ func (p *Progress) Finish(at time.Time, final State) error {
 	if !final.Terminal() {
 		return p.fail("progress finish", at, ErrInvalidValue, final, "final state must be terminal")
 	}
-	if err := p.check("progress finish", at, final, fromNonTerminal); err != nil {
+	o, err := p.check("progress finish", at, final, fromNonTerminal)
+	if err != nil {
 		return err
 	}
-	o := p.off(at)
-	switch p.state {
+	switch p.st() {
 	case Running:
 		if d := p.done(); o > d {
-			return p.fail("progress finish", at, ErrInvalidValue, final, "work done at %v", p.epoch.Add(d).UTC().Format(time.RFC3339Nano))
+			return p.fail("progress finish", at, ErrInvalidValue, final, "work done at %v", p.stamp(d))
 		}
 		p.settlePause(o)
 		p.base = p.progressTo(o)
-		p.held += o - p.holdFrom
 	case Checkpointing:
-		p.base = p.frozen
-		p.held += o - p.holdFrom
 		p.ckpt += o - p.runFrom
 	}
-	if p.state != Pending {
+	if p.st() != Pending {
 		p.last = o
 	}
-	p.state = final
+	p.state = uint8(final)
 	return nil
 }
 

@@ -140,6 +140,9 @@ func TestProgressTimelines(t *testing.T) {
 			if ok != (tc.want.completes != 0) || ok && end.Sub(t0) != tc.want.completes {
 				t.Errorf("CompletesAt = +%v %v, want +%v", end.Sub(t0), ok, tc.want.completes)
 			}
+			if s, ok := p.Started(); !ok || !s.Equal(t0) {
+				t.Errorf("Started = %v %v, want t0", s, ok)
+			}
 			left, ok := p.TimeLeft(at)
 			if ok != (tc.want.completes != 0) || ok && left != tc.want.completes-tc.at {
 				t.Errorf("TimeLeft = %v %v, want %v", left, ok, tc.want.completes-tc.at)
@@ -162,6 +165,11 @@ func TestProgressRejectsMisuse(t *testing.T) {
 	cfg := SimConfig{Checkpoint: sec(10), ColdStart: sec(30)}
 	if _, err := NewProgress(-1); !errors.Is(err, ErrInvalidValue) {
 		t.Errorf("negative work: %v", err)
+	}
+	if p, _ := NewProgress(sec(1)); p.State(t0) != Pending {
+		t.Errorf("a new Progress is %v", p.State(t0))
+	} else if _, ok := p.Started(); ok {
+		t.Error("a pending job reports a start")
 	}
 	running := func() Progress {
 		p, _ := NewProgress(sec(100))

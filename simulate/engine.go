@@ -68,7 +68,6 @@ type job struct {
 	gen                            uint32 // invalidates complete and start events
 	leaseGen                       uint32 // invalidates lease-end events
 	relGen                         uint32 // invalidates release events
-	firstStart                     time.Duration
 }
 
 // progressed sets the job's attained and remaining time from its progress at
@@ -600,7 +599,6 @@ func (e *engine) begin(j *job) error {
 		if err := j.prog.Start(at); err != nil {
 			return e.modelErr(j, err)
 		}
-		j.firstStart = e.now
 		j.st.Ran = true
 	}
 	j.st.LastStart = at
@@ -655,6 +653,7 @@ func (e *engine) complete(j *job) error {
 	j.st.Attained, j.st.Remaining = j.st.Job.Duration, 0
 	m := e.books[len(e.books)-1]
 	sub := j.st.Job.Submit
+	first, _ := j.prog.Started()
 	acct, err := m.JobAccount(j.id, sub, at)
 	if err != nil {
 		return fmt.Errorf("simulate: job %s account: %w", j.st.Job.ID, err)
@@ -664,7 +663,7 @@ func (e *engine) complete(j *job) error {
 		Tenant:      j.st.Job.Tenant,
 		GPUs:        j.st.Job.GPUs,
 		Submit:      sub,
-		FirstStart:  e.at(j.firstStart),
+		FirstStart:  first,
 		End:         at,
 		Run:         j.st.Job.Duration,
 		Held:        j.prog.Usage(at).Held,
