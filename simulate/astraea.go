@@ -3,6 +3,8 @@ package simulate
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -187,7 +189,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		// Then the suspended ones, in their Phase 2 order (lowest ρ_job,
 		// then submission, then id); ρ_job is read only where a group is
 		// larger than what the bounds keep.
-		for _, js := range a.trim.selectOld(acc) {
+		for _, js := range a.trim.selectOld(acc, s.Now) {
 			add(js, false)
 		}
 	}
@@ -416,6 +418,9 @@ type trimmer struct {
 	oldKeys []int32
 	kept    []*JobState
 	ranked  []oldJob
+	bounded []oldJob // jobs of a group with a lower bound on ρ_job
+	memo    map[*JobState]rhoMemo
+	rounds  uint64
 	keys    []trimKey // key of each group
 }
 
@@ -463,9 +468,11 @@ func (t *trimmer) addOld(js *JobState, single bool) {
 // the first ⌊F/d⌋ + 1 of each (tenant, d) in Phase 2 order, less the new
 // jobs already kept; for demands above F, a tenant's first one in Phase 2
 // order unless a new job already plays that part. ρ_job is read only for
-// groups larger than what is kept. The result is in no particular order
-// (the round orders candidates itself).
-func (t *trimmer) selectOld(acc sched.Accounts) []*JobState {
+// groups larger than what is kept, and there only where a lower bound on it
+// (see bound) does not already place the job behind the ones kept. The
+// result is in no particular order (the round orders candidates itself).
+func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
+	t.rounds++
 	for _, gi := range t.oldKeys {
 		k, g := t.keys[gi], t.groups[gi]
 		n := 1 // demands above F: the tenant's first one
@@ -481,21 +488,117 @@ func (t *trimmer) selectOld(acc sched.Accounts) []*JobState {
 			t.kept = append(t.kept, g...)
 			continue
 		}
-		r := t.ranked[:0]
-		for _, js := range g {
-			rho := ledger.Rho(1)
-			if a, ok := acc.JobAccount(ledger.JobID(js.Job.ID)); ok {
-				rho = a.Rho
-			}
-			r = append(r, oldJob{js, rho})
-		}
-		for _, o := range firstN(r, n) {
+		for _, o := range t.firstOld(acc, now, g, n) {
 			t.kept = append(t.kept, o.js)
 		}
-		clear(r)
-		t.ranked = r[:0]
+		clear(t.ranked)
+		t.ranked = t.ranked[:0]
+		clear(t.bounded)
+		t.bounded = t.bounded[:0]
+	}
+	if t.rounds%1024 == 0 {
+		// Forget the jobs granted since (the memo is void) or ended.
+		maps.DeleteFunc(t.memo, func(js *JobState, m rhoMemo) bool { return js.Status != Pending || js.Leases != m.leases })
 	}
 	return t.kept
+}
+
+// firstOld returns the n first jobs of g (n < len(g)) in Phase 2 order.
+// Jobs with a lower bound on their ρ_job are not read at first; the n
+// first of the others (reading the lowest bounds too when fewer than n
+// were read) give τ, the n-th ρ; then every job whose bound is at most τ is
+// read. A job left unread has ρ ≥ bound > τ, so it ranks behind n jobs
+// read: the n first of the jobs read are the n first of g.
+func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*JobState, n int) []oldJob {
+	read, bounded := t.ranked[:0], t.bounded[:0]
+	for _, js := range g {
+		if lo, ok := t.bound(js, now); ok {
+			bounded = append(bounded, oldJob{js, lo})
+			continue
+		}
+		read = append(read, t.read(acc, js, now))
+	}
+	t.bounded = bounded // the whole array, cleared by selectOld
+	if short := n - len(read); short > 0 {
+		// Read the jobs with the lowest bounds.
+		firstN(bounded, short)
+		for _, o := range bounded[:short] {
+			read = append(read, t.read(acc, o.js, now))
+		}
+		bounded = bounded[short:]
+	}
+	top := firstN(read, n)
+	tau := top[0] // the n-th: the root of firstN's max-heap
+	more := false
+	for _, o := range bounded {
+		if o.rho <= tau.rho {
+			read = append(read, t.read(acc, o.js, now))
+			more = true
+		}
+	}
+	if more {
+		top = firstN(read, n)
+	}
+	t.ranked = read
+	return top
+}
+
+// rhoMemo is what the trimmer keeps of a suspended job's account from one
+// round to the next, to bound its ρ_job without reading it.
+type rhoMemo struct {
+	alloc, fair float64   // the account read at `at`
+	at          time.Time //
+	leases      int       // the job's Leases then: a grant since voids the memo
+	// settled: two reads at different times found the same Alloc, so the
+	// job held no GPUs in between (its checkpoint was written); it holds
+	// none until its next grant, and its Alloc stays as it is.
+	settled bool
+}
+
+// read reads js's ρ_job (1 without an account; the round reports the
+// missing account) and remembers the account.
+func (t *trimmer) read(acc sched.Accounts, js *JobState, now time.Time) oldJob {
+	a, ok := acc.JobAccount(ledger.JobID(js.Job.ID))
+	if !ok {
+		return oldJob{js, 1}
+	}
+	if t.memo == nil {
+		t.memo = map[*JobState]rhoMemo{}
+	}
+	prev, had := t.memo[js]
+	t.memo[js] = rhoMemo{
+		alloc: float64(a.Alloc), fair: float64(a.FairShare), at: now, leases: js.Leases,
+		settled: had && prev.leases == js.Leases && prev.at.Before(now) && prev.alloc == float64(a.Alloc),
+	}
+	return oldJob{js, a.Rho}
+}
+
+// bound returns a lower bound on js's ρ_job now, if the job's account was
+// read while it waited and held no GPUs. Alloc has not moved since; the
+// fair share ∫min(D, …) has grown by at most D per second, plus a margin
+// far above the rounding of the ledger's cumulative sums (their size is at
+// most D × seconds since the epoch). The bound relies on the accounts
+// being cumulative, as in the engine's ledger (unbounded history): with a
+// trailing window or a half-life, Alloc would shrink as time passes.
+func (t *trimmer) bound(js *JobState, now time.Time) (ledger.Rho, bool) {
+	m, ok := t.memo[js]
+	if !ok || !m.settled || m.leases != js.Leases || now.Before(m.at) {
+		return 0, false
+	}
+	d := float64(js.Job.GPUs)
+	return lowRho(m.alloc, m.fair+d*now.Sub(m.at).Seconds(), d, now), true
+}
+
+// lowRho is a lower bound on alloc ÷ the ledger's fair share, given an
+// upper bound fair on that share in exact arithmetic: the margin is far
+// above the rounding of the ledger's cumulative sums, whose size is at most
+// d × seconds since the epoch.
+func lowRho(alloc, fair, d float64, now time.Time) ledger.Rho {
+	if alloc <= 0 {
+		return 0
+	}
+	margin := d * 1e-12 * (math.Abs(float64(now.Unix())) + 1e9)
+	return ledger.Rho(alloc / (fair + margin) * (1 - 1e-12))
 }
 
 // oldBefore is the Phase 2 order of suspended jobs: lowest ρ_job, then

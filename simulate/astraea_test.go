@@ -207,23 +207,30 @@ func genWorkload(t *rapid.T) (Config, []trace.Job) {
 func TestAstraeaTrimmingIsExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg, jobs := genWorkload(t)
-		o := DefaultAstraeaOptions()
-		o.SingleLevel = rapid.Bool().Draw(t, "single")
-		fast, _ := NewAstraea(o)
-		full, _ := NewAstraea(o)
-		full.exhaustive = true
-		a, err := Run(cfg, src(jobs...), fast)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := Run(cfg, src(jobs...), full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(a.Run, b.Run) {
-			t.Fatalf("trimmed and exhaustive runs differ:\n%+v\n%+v", a.Run.Jobs, b.Run.Jobs)
-		}
+		sameAsExhaustive(t, cfg, jobs)
 	})
+}
+
+// sameAsExhaustive runs jobs under ASTRAEA (single-level or not, drawn)
+// with the fast paths and candidate trimming and without them, and fails
+// unless the runs are identical.
+func sameAsExhaustive(t *rapid.T, cfg Config, jobs []trace.Job) {
+	o := DefaultAstraeaOptions()
+	o.SingleLevel = rapid.Bool().Draw(t, "single")
+	fast, _ := NewAstraea(o)
+	full, _ := NewAstraea(o)
+	full.exhaustive = true
+	a, err := Run(cfg, src(jobs...), fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(cfg, src(jobs...), full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Run, b.Run) {
+		t.Fatalf("trimmed and exhaustive runs differ:\n%+v\n%+v", a.Run.Jobs, b.Run.Jobs)
+	}
 }
 
 // TestRunInvariants checks, on random workloads and random (valid) policy

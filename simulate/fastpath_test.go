@@ -3,8 +3,10 @@ package simulate
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate/trace"
@@ -83,6 +85,73 @@ func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 		}
 		if err := c.Check(); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestPropertyBoundedSelectionIsExact runs crowded random workloads, where
+// many suspended jobs of one tenant and demand wait for a few GPUs through
+// many short leases (so the trimmer keeps few of a large group and bounds
+// the others' ρ_job from earlier rounds), with and without the fast paths:
+// the runs must be identical.
+func TestPropertyBoundedSelectionIsExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		gpn := rapid.SampledFrom([]int{2, 4}).Draw(t, "gpusPerNode")
+		tenants := []string{"a", "b"}
+		cfg := testConfig(rapid.IntRange(1, 2).Draw(t, "nodes"), gpn, tenants...)
+		cfg.Quotas["b"] = float64(rapid.IntRange(1, 3).Draw(t, "weightB"))
+		cfg.Lease = time.Duration(rapid.SampledFrom([]int{20, 30, 60}).Draw(t, "lease")) * time.Second
+		cfg.Checkpoint = time.Duration(rapid.IntRange(0, 15).Draw(t, "ckpt")) * time.Second
+		cfg.ColdStart = time.Duration(rapid.IntRange(0, 15).Draw(t, "cold")) * time.Second
+		cfg.CheckpointOnRenew = rapid.Bool().Draw(t, "ckptOnRenew")
+		cfg.Intervals = []time.Duration{10 * time.Minute}
+		cfg.CheckEvery = 64
+		var jobs []trace.Job
+		sub := 0
+		for i := range rapid.IntRange(4, 30).Draw(t, "jobs") {
+			sub += rapid.IntRange(0, 20).Draw(t, "gap")
+			jobs = append(jobs, trace.Job{
+				ID:       fmt.Sprintf("j%02d", i),
+				Tenant:   rapid.SampledFrom(tenants).Draw(t, "tenant"),
+				GPUs:     rapid.IntRange(1, 2).Draw(t, "gpus"),
+				Submit:   ts(sub),
+				Duration: time.Duration(rapid.IntRange(30, 600).Draw(t, "dur")) * time.Second,
+				Weight:   float64(rapid.IntRange(1, 2).Draw(t, "weight")),
+			})
+		}
+		sameAsExhaustive(t, cfg, jobs)
+	})
+}
+
+// reversed lists its policy's grants in reverse order: the same decision.
+type reversed struct{ Policy }
+
+func (r reversed) Schedule(s *State) (Decision, error) {
+	d, err := r.Policy.Schedule(s)
+	slices.Reverse(d.Grants)
+	slices.Reverse(d.Preempt)
+	return d, err
+}
+
+// TestPropertyRunIgnoresGrantOrder: the order in which a decision lists its
+// grants and preemptions does not change the run (same-instant events are
+// handled in job order, not in the order they were queued), so a fast path
+// may list its renewals in any order.
+func TestPropertyRunIgnoresGrantOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg, jobs := genWorkload(t)
+		p, _ := NewAstraea(DefaultAstraeaOptions())
+		q, _ := NewAstraea(DefaultAstraeaOptions())
+		a, err := Run(cfg, src(jobs...), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Run(cfg, src(jobs...), reversed{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a.Run, b.Run) {
+			t.Fatalf("runs differ with the grants reversed:\n%+v\n%+v", a.Run.Jobs, b.Run.Jobs)
 		}
 	})
 }

@@ -29,12 +29,20 @@ type event struct {
 	kind evKind
 }
 
+// less orders events by time, then kind, then job (the slab index, which
+// follows submission), then sequence. Ordering same-time events of one kind
+// by job rather than by when they were queued keeps a run independent of
+// the order in which a decision lists its grants: two jobs renewed at one
+// tick that complete at one instant end in the same order either way.
 func (a *event) less(b *event) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
 	if a.kind != b.kind {
 		return a.kind < b.kind
+	}
+	if a.j != b.j {
+		return a.j < b.j
 	}
 	return a.seq < b.seq
 }
@@ -59,7 +67,7 @@ func (e *event) slot() int32 {
 	return slotRun
 }
 
-// eventQueue is a binary min-heap of events ordered by (at, kind, seq);
+// eventQueue is a binary min-heap of events ordered by (at, kind, j, seq);
 // push, pop and remove are O(log n). pos[j*slots+slot] is 1 + the heap
 // index of job j's event of that slot (0: none), so that an event that
 // became stale can be taken out at once instead of lingering until its
