@@ -38,6 +38,7 @@ type Reader struct {
 	cols    columns
 	header  []string
 	seen    map[string]struct{}
+	strs    map[string]string // interned tenants, users and states
 	last    time.Time
 	started bool
 	skipped Skipped
@@ -196,7 +197,8 @@ func (r *Reader) Next() (Job, error) {
 			r.err = err
 			return Job{}, err
 		}
-		r.seen[strings.Clone(j.ID)] = struct{}{} // a copy: the id must not pin the whole CSV line
+		j.ID = strings.Clone(j.ID) // a copy: the id must not pin the whole CSV line
+		r.seen[j.ID] = struct{}{}
 		r.last, r.started = j.Submit, true
 		return j, nil
 	}
@@ -228,7 +230,8 @@ func (r *Reader) nextBuffered() (Job, error) {
 					r.buf = nil
 					return Job{}, err
 				}
-				r.seen[strings.Clone(j.ID)] = struct{}{} // a copy: the id must not pin the whole CSV line
+				j.ID = strings.Clone(j.ID) // a copy: the id must not pin the whole CSV line
+				r.seen[j.ID] = struct{}{}
 			}
 			r.buf = append(r.buf, j)
 		}
@@ -313,12 +316,12 @@ func (r *Reader) readRow() (Job, error) {
 	} else {
 		j.ID = c.idPrefix + strconv.Itoa(line)
 	}
-	j.Tenant = rec[c.tenant]
+	j.Tenant = r.intern(rec[c.tenant])
 	if j.Tenant == "" {
 		return Job{}, r.rowErr(line, r.header[c.tenant], "", ErrEmptyField)
 	}
 	if c.user >= 0 {
-		j.User = rec[c.user]
+		j.User = r.intern(rec[c.user])
 	}
 	g, err := strconv.Atoi(rec[c.gpus])
 	if err != nil {
@@ -339,7 +342,7 @@ func (r *Reader) readRow() (Job, error) {
 		return Job{}, r.rowErr(line, r.header[c.duration], rec[c.duration], err)
 	}
 	if c.state >= 0 {
-		j.State = strings.ToUpper(strings.TrimSpace(rec[c.state]))
+		j.State = r.intern(strings.ToUpper(strings.TrimSpace(rec[c.state])))
 	}
 	if c.weight >= 0 && rec[c.weight] != "" {
 		w, err := strconv.ParseFloat(rec[c.weight], 64)
@@ -352,6 +355,23 @@ func (r *Reader) readRow() (Job, error) {
 		j.Weight = w
 	}
 	return j, nil
+}
+
+// intern returns s, or the equal string it kept before. Tenants, users and
+// states repeat from row to row; a field of the CSV record is a slice of
+// the whole line, so a job that kept one would keep the line alive for as
+// long as the job (and its result row) lives. O(1) expected; the map holds
+// each distinct value once.
+func (r *Reader) intern(s string) string {
+	if v, ok := r.strs[s]; ok {
+		return v
+	}
+	if r.strs == nil {
+		r.strs = make(map[string]string)
+	}
+	v := strings.Clone(s)
+	r.strs[v] = v
+	return v
 }
 
 func (r *Reader) parseSubmit(s string) (time.Time, error) {
