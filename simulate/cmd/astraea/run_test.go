@@ -115,3 +115,29 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestRunIterationReportsLostWork(t *testing.T) {
+	// A small cluster preempts often; with 7-minute iterations every
+	// preemption loses its partial iteration.
+	args := []string{"-json", "-jobs", "300", "-nodes", "3", "-overhead=false"}
+	var with, without report
+	if err := json.Unmarshal([]byte(runArgs(t, append(args, "-iteration", "7m")...)), &with); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(runArgs(t, args...)), &without); err != nil {
+		t.Fatal(err)
+	}
+	w, wo := with.Runs[0].Stats, without.Runs[0].Stats
+	if with.Iteration != 420 || w.Preemptions == 0 || !(w.LostGPUSeconds > 0) || w.LostGPUSeconds > w.OverheadGPUSeconds {
+		t.Errorf("-iteration 7m: iteration %v s, stats %+v", with.Iteration, w)
+	}
+	if wo.LostGPUSeconds != 0 {
+		t.Errorf("continuous progress lost %v GPU·s", wo.LostGPUSeconds)
+	}
+	text := runArgs(t, "-jobs", "300", "-nodes", "3", "-overhead=false", "-iteration", "7m")
+	for _, want := range []string{"iteration 7m0s", "overhead astraea: ", "GPU·h of it lost work"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
