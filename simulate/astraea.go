@@ -304,6 +304,9 @@ func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
 	if len(ds) == 0 || ds[0] > c.Free()+expGPUs {
 		return false, nil
 	}
+	if ds[0] <= c.LargestFree() {
+		return true, nil // fits on one node even now
+	}
 	gains := a.gains[:0]
 	for _, r := range s.Expiring {
 		for _, sl := range r.Placement.Slots {
