@@ -2,6 +2,7 @@ package lease
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -29,7 +30,7 @@ import (
 // previous event, returns an *[Error] matching [ErrInvalidTransition] or
 // [ErrTimeBackwards] and leaves the value unchanged. Every method is O(1)
 // and allocates nothing on success. Times are read as Unix nanoseconds, so
-// they must lie between the years 1678 and 2262. The zero Progress is a
+// they must lie between the years 1678 and 2262 ([ErrInvalidValue] otherwise). The zero Progress is a
 // pending job without work.
 type Progress struct {
 	loc     *time.Location // of the first Start or Restore, for the times returned
@@ -77,6 +78,13 @@ func (p *Progress) st() State {
 	}
 	return State(p.state)
 }
+
+// The range of Unix seconds a Progress accepts, a second inside what Unix
+// nanoseconds in an int64 can hold, so offsets never overflow.
+const (
+	minProgressSec = math.MinInt64/int64(time.Second) + 1
+	maxProgressSec = math.MaxInt64/int64(time.Second) - 1
+)
 
 // off is t's offset from the epoch. UnixNano is much cheaper than Sub,
 // which checks for overflow by adding the difference back.
@@ -210,6 +218,9 @@ func (p *Progress) check(op string, at time.Time, to State, want states) (time.D
 	s := p.st()
 	if want&(1<<s) == 0 {
 		return 0, p.fail(op, at, ErrInvalidTransition, to, "progress model")
+	}
+	if sec := at.Unix(); sec < minProgressSec || sec > maxProgressSec {
+		return 0, p.fail(op, at, ErrInvalidValue, to, "time outside the years 1678 to 2262, which Unix nanoseconds can hold")
 	}
 	if s == Pending {
 		return 0, nil

@@ -209,6 +209,11 @@ func TestProgressRejectsMisuse(t *testing.T) {
 			_, err = p.Restore(t1.Add(sec(5)), cfg)
 			return err
 		}, ErrTimeBackwards},
+		"a start at the zero time": {Progress{}, func(p *Progress) error { return p.Start(time.Time{}) }, ErrInvalidValue},
+		"a renewal in the year 2300": {running(), func(p *Progress) error {
+			_, err := p.Renew(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), cfg)
+			return err
+		}, ErrInvalidValue},
 		"an event after the finish": {running(), func(p *Progress) error {
 			must(t, p.Finish(t1, Failed))
 			_, err := p.Restore(t2, cfg)
