@@ -30,8 +30,8 @@ import (
 // previous event, returns an *[Error] matching [ErrInvalidTransition] or
 // [ErrTimeBackwards] and leaves the value unchanged. Every method is O(1)
 // and allocates nothing on success. Times are read as Unix nanoseconds, so
-// they must lie between the years 1678 and 2262 ([ErrInvalidValue] otherwise). The zero Progress is a
-// pending job without work.
+// they must lie between the years 1678 and 2262 ([ErrInvalidValue]
+// otherwise). The zero Progress is a pending job without work.
 type Progress struct {
 	loc     *time.Location // of the first Start or Restore, for the times returned
 	epochNs int64          // that event in Unix nanoseconds; the offsets below count from it
