@@ -145,6 +145,9 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	// No candidate can get more than the free GPUs plus those of the
 	// expiring jobs during the round.
 	a.trim.reset(s.Cluster.Free() + expGPUs)
+	if s.nodes != nil && !a.exhaustive {
+		a.trim.perNode(s.nodes, a.nodeGains(s))
+	}
 	cands := a.cands[:0]
 	add := func(js *JobState, running bool) {
 		leases := 0
@@ -307,20 +310,13 @@ func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
 	if ds[0] <= c.LargestFree() {
 		return true, nil // fits on one node even now
 	}
-	gains := a.gains[:0]
-	for _, r := range s.Expiring {
-		for _, sl := range r.Placement.Slots {
-			i := slices.IndexFunc(gains, func(g nodeGain) bool { return g.node == sl.Node })
-			if i < 0 {
-				i = len(gains)
-				gains = append(gains, nodeGain{node: sl.Node})
-			}
-			gains[i].gpus += len(sl.GPUs)
-		}
-	}
-	a.gains = gains
 	largest, free := c.LargestFree(), c.Free()
-	for _, g := range gains {
+	for _, g := range a.nodeGains(s) {
+		if s.nodes != nil {
+			largest = max(largest, s.nodes.free[g.node]+g.gpus)
+			free += g.gpus
+			continue
+		}
 		n, ok := c.Node(g.node)
 		if !ok || n.Draining {
 			return fitsReleasedSlow(s)
@@ -346,6 +342,24 @@ func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// nodeGains returns the GPUs each node would gain if the expiring jobs let
+// go. O(slots of the expiring jobs × nodes they use).
+func (a *Astraea) nodeGains(s *State) []nodeGain {
+	gains := a.gains[:0]
+	for _, r := range s.Expiring {
+		for _, sl := range r.Placement.Slots {
+			i := slices.IndexFunc(gains, func(g nodeGain) bool { return g.node == sl.Node })
+			if i < 0 {
+				i = len(gains)
+				gains = append(gains, nodeGain{node: sl.Node})
+			}
+			gains[i].gpus += len(sl.GPUs)
+		}
+	}
+	a.gains = gains
+	return gains
 }
 
 // nodeGain is the GPUs a node would gain if the expiring jobs let go.
@@ -398,6 +412,10 @@ func fitsReleasedSlow(s *State) (bool, error) {
 //     out of play (the first ⌊F/d⌋ + 1 if d fits the optimistic view, else the
 //     first one); the others fail wherever they are tried. The trimmer keeps
 //     ⌊F/d⌋ + 1 whenever d ≤ F, a superset that needs no placement.
+//   - On the engine's consolidated cluster a gang of d GPUs, d no larger
+//     than a node, takes d GPUs of one node, so at most Σ_n ⌊free_n/d⌋ of
+//     them fit the optimistic view: the trimmer keeps that many + 1 when it
+//     is fewer (see perNode).
 //   - A job with d > F never fits. Only the first such job of a tenant in
 //     its Phase 2 order matters: the fair stage stops serving the tenant
 //     there at the latest.
@@ -422,6 +440,11 @@ type trimmer struct {
 	kept    []*JobState
 	ranked  []oldJob
 	bounded []oldJob // jobs of a group with a lower bound on ρ_job
+	// optimistic view by node (see perNode): hist[f] nodes with f free
+	// GPUs, the largest node, and each demand's limit + 1 (0: not yet)
+	hist    []int
+	largest int
+	lim     []int
 	memo    map[*JobState]rhoMemo
 	rounds  uint64
 	keys    []trimKey // key of each group
@@ -480,7 +503,7 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 		k, g := t.keys[gi], t.groups[gi]
 		n := 1 // demands above F: the tenant's first one
 		if k.demand > 0 {
-			n = t.free/k.demand + 1 - t.counts[k]
+			n = t.limit(k.demand) + 1 - t.counts[k]
 		} else if t.blocked[k.tenant] {
 			n = 0
 		}
@@ -651,8 +674,47 @@ func siftOld(h []oldJob, i int) {
 	}
 }
 
+// perNode lets the trimmer bound the grants of a demand d no larger than a
+// node by Σ_n ⌊free_n ÷ d⌋ over the optimistic view (the engine's free
+// counts plus what the expiring jobs would free), instead of ⌊F ÷ d⌋: such
+// a gang takes d GPUs of one node on the consolidated cluster, and a
+// round's views only lose GPUs. O(nodes the expiring jobs use).
+func (t *trimmer) perNode(n *nodeFree, gains []nodeGain) {
+	t.hist = append(t.hist[:0], n.hist...)
+	t.largest = n.largest
+	for _, g := range gains {
+		f := n.free[g.node]
+		t.hist[f]--
+		t.hist[f+g.gpus]++
+	}
+}
+
+// limit is the most jobs of demand d a round can grant: ⌊F ÷ d⌋, or fewer
+// when perNode gave per-node counts. O(GPUs per node) once per demand and
+// round.
+func (t *trimmer) limit(d int) int {
+	if len(t.hist) == 0 || d > t.largest {
+		return t.free / d
+	}
+	if d >= len(t.lim) {
+		t.lim = append(t.lim, make([]int, d+1-len(t.lim))...)
+	}
+	if t.lim[d] > 0 {
+		return t.lim[d] - 1
+	}
+	fit := 0
+	for f := d; f < len(t.hist); f++ {
+		fit += t.hist[f] * (f / d)
+	}
+	fit = min(fit, t.free/d)
+	t.lim[d] = fit + 1
+	return fit
+}
+
 func (t *trimmer) reset(free int) {
 	t.free = free
+	t.hist = t.hist[:0]
+	clear(t.lim)
 	if t.counts == nil {
 		t.counts, t.blocked = map[trimKey]int{}, map[string]bool{}
 	}
@@ -676,7 +738,7 @@ func (t *trimmer) keep(tenant string, d int, single bool) bool {
 		t.blocked[tenant] = true
 		return true
 	}
-	limit := t.free/d + 1
+	limit := t.limit(d) + 1
 	k := trimKey{tenant, d}
 	n := t.counts[k]
 	if n >= limit {

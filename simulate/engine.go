@@ -130,6 +130,7 @@ type engine struct {
 	capacity int
 	quotas   map[string]float64 // normalised
 	cluster  *placement.Cluster
+	nodes    *nodeFree        // the cluster's free GPUs by node
 	books    []*ledger.Ledger // books[0] accounts; books[len-1] metrics
 
 	jobs    map[string]*job
@@ -208,6 +209,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 		src:      src,
 		capacity: cl.Capacity(),
 		cluster:  cl,
+		nodes:    newNodeFree(nodes),
 		jobs:     make(map[string]*job),
 		ov: lease.SimConfig{
 			Checkpoint:          cfg.Checkpoint,
@@ -625,9 +627,11 @@ func (e *engine) modelErr(j *job, err error) error {
 // leaveCluster frees a running job's GPUs in the cluster and takes it out
 // of the running set (it finishes or is suspended).
 func (e *engine) leaveCluster(j *job) error {
-	if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
+	p, err := e.cluster.Release(j.st.Job.ID)
+	if err != nil {
 		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
 	}
+	e.nodes.change(p, +1)
 	e.running.remove(j)
 	return nil
 }
@@ -772,6 +776,11 @@ func (e *engine) check() error {
 	}
 	if free := e.cluster.Free(); used+free != e.capacity {
 		return fmt.Errorf("%w: running jobs hold %d GPUs and %d are free, of %d", ErrInvariant, used, free, e.capacity)
+	}
+	for n := range e.cluster.Nodes() {
+		if f := e.nodes.free[n.ID]; f != n.Free {
+			return fmt.Errorf("%w: node %s has %d free GPUs, the engine counts %d", ErrInvariant, n.ID, n.Free, f)
+		}
 	}
 	return nil
 }

@@ -65,6 +65,10 @@ type State struct {
 	Accounts       ledger.View        // two-level accounts at Now (the engine's ledger; Eq. 16 unless configured)
 	Quotas         map[string]float64 // tenant -> weight (normalised so Σ = 1)
 	Capacity       int                // cluster GPUs
+
+	// nodes is the engine's count of free GPUs by node (its cluster is
+	// consolidated); nil in a State the engine did not build.
+	nodes *nodeFree
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.

@@ -68,6 +68,7 @@ func (e *engine) fillState() *State {
 		Accounts:       e.books[0].View(at),
 		Quotas:         e.quotas,
 		Capacity:       e.capacity,
+		nodes:          e.nodes,
 	}
 	return &e.state
 }
@@ -313,6 +314,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	if err := e.cluster.Allocate(j.st.Job.ID, p); err != nil {
 		return e.badDecision(g.Job, "allocation failed: %v", err)
 	}
+	e.nodes.change(p, -1)
 	e.removePending(j)
 	j.st.Status = Running
 	j.st.Placement = p
