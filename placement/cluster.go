@@ -263,12 +263,15 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 }
 
 // Clone returns an independent copy of c, for planning a round without
-// committing it. It costs O(topology levels), plus copying the list of the
-// domains changed since they were last brought up to date — the indexes are
-// copy-on-write B-trees, and node and domain records are copied lazily, the
-// first time either cluster changes them — so later mutations of either
-// cluster pay a little more until they have copied what they touch.
+// committing it. It costs O(topology levels), plus bringing the domains
+// changed since they were last brought up to date fully up to date in c
+// (once: further clones of an unchanged c find nothing to do) — the
+// indexes are copy-on-write B-trees, and node and domain records are copied
+// lazily, the first time either cluster changes them — so later mutations
+// of either cluster pay a little more until they have copied what they
+// touch.
 func (c *Cluster) Clone() *Cluster {
+	c.refresh()           // so that neither copy inherits stale domains
 	c.tok = new(cowToken) // records shared from now on belong to neither
 	out := &Cluster{
 		tok:      new(cowToken),
@@ -289,8 +292,12 @@ func (c *Cluster) Clone() *Cluster {
 	for i, lv := range c.levels {
 		out.levels[i] = lv.clone()
 	}
-	for j, l := range c.stale {
-		out.stale[j] = slices.Clone(l) // the records' lag bits are shared too
+	// One small array for the copy's first lag lists, rather than one per
+	// list: a clone that changes a few nodes then makes one allocation.
+	const room = 4
+	buf := make([]int, (maxIndexedSpan+1)*room)
+	for j := range out.stale {
+		out.stale[j] = buf[j*room : j*room : (j+1)*room]
 	}
 	return out
 }
