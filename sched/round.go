@@ -295,8 +295,7 @@ func (r *round) init(in Input, opts Options) error {
 	r.in = in.Candidates
 	r.cands = resize(r.cands, n)
 	r.key = resize(r.key, n)
-	seen := &r.ids
-	seen.reset(in.Candidates)
+	dupI, dupJ := r.ids.firstDuplicate(in.Candidates)
 	tenantIDs := &r.tenantIDs
 	tenantIDs.reset()
 	var lastTenant int32
@@ -315,8 +314,8 @@ func (r *round) init(in Input, opts Options) error {
 		case c.Demand <= 0:
 			return bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
 		}
-		if j := seen.insert(i, c.Job); j >= 0 {
-			return bad(ErrDuplicateJob, "job appears twice among the candidates (also candidate %d)", j)
+		if i == dupI {
+			return bad(ErrDuplicateJob, "job appears twice among the candidates (also candidate %d)", dupJ)
 		}
 		if c.Running {
 			if g := c.Placement.GPUs(); g != int(c.Demand) {
