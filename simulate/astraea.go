@@ -98,6 +98,7 @@ func (a *Astraea) AccountsMode() ledger.Mode { return a.opt.Accounts }
 type oldJob struct {
 	js  *JobState
 	rho ledger.Rho
+	w   *waiting // the trimmer's record of the job
 }
 
 // singleTenant is the one pseudo-tenant of the single-level variant.
@@ -179,13 +180,12 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		}
 	} else {
 		// New jobs first, in submission order (their Phase 2 order).
-		a.trim.resetOld()
 		for _, p := range s.Pending {
 			if p.Ran {
 				a.trim.addOld(p, a.opt.SingleLevel)
 				continue
 			}
-			if a.trim.keep(p.Job.Tenant, p.Job.GPUs, a.opt.SingleLevel) {
+			if a.trim.keep(p, a.opt.SingleLevel) {
 				add(p, false)
 			}
 		}
@@ -426,17 +426,26 @@ func fitsReleasedSlow(s *State) (bool, error) {
 // The round's grants and releases are therefore exactly those of a round
 // over all candidates; only the list of waiting jobs is shorter.
 type trimmer struct {
-	free    int
-	counts  map[trimKey]int
-	blocked map[string]bool // tenants whose first impossible job is kept
+	free int
 
-	// suspended pending jobs of the round, by (tenant, demand); demands
-	// above free share the key demand 0. old maps a key to its group in
-	// groups; keys and groups are kept from round to round (a group is in
-	// use when listed in oldKeys), so that a job costs one map lookup.
-	old     map[trimKey]int32
-	groups  [][]*JobState
+	// Every waiting job the trimmer has seen has a record, kept while it
+	// waits, with its groups and its ρ_job memo: a job costs one pointer
+	// lookup per round. A group is a key (tenant, or "" for the single-level
+	// variant, and demand; demand 0 gathers the demands above F); keys keep
+	// their index from round to round, and the per-round state of group gi
+	// is counts[gi] (new jobs kept), blocked[gi] (a demand-0 group: the
+	// tenant's first impossible job is kept) and groups[gi] (its suspended
+	// jobs). used lists the groups touched this round, oldKeys those with
+	// suspended jobs.
+	jobs    map[*JobState]*waiting
+	index   map[trimKey]int32
+	keys    []trimKey
+	counts  []int32
+	blocked []bool
+	groups  [][]*waiting
+	used    []int32
 	oldKeys []int32
+
 	kept    []*JobState
 	ranked  []oldJob
 	bounded []oldJob // jobs of a group with a lower bound on ρ_job
@@ -445,9 +454,14 @@ type trimmer struct {
 	hist    []int
 	largest int
 	lim     []int
-	memo    map[*JobState]rhoMemo
 	rounds  uint64
-	keys    []trimKey // key of each group
+}
+
+// waiting is the trimmer's record of a waiting job.
+type waiting struct {
+	js     *JobState
+	gi, gz int32 // groups (tenant, demand) and (tenant, 0); -1 until needed
+	memo   rhoMemo
 }
 
 type trimKey struct {
@@ -455,39 +469,70 @@ type trimKey struct {
 	demand int
 }
 
-func (t *trimmer) resetOld() {
-	if t.old == nil {
-		t.old = map[trimKey]int32{}
+// wait returns js's record, made on first sight.
+func (t *trimmer) wait(js *JobState) *waiting {
+	w := t.jobs[js]
+	if w == nil {
+		if t.jobs == nil {
+			t.jobs = make(map[*JobState]*waiting)
+		}
+		w = &waiting{js: js, gi: -1, gz: -1}
+		t.jobs[js] = w
 	}
-	for _, gi := range t.oldKeys {
-		clear(t.groups[gi])
-		t.groups[gi] = t.groups[gi][:0]
+	return w
+}
+
+// group returns the index of key (tenant or "", d), touched this round.
+func (t *trimmer) group(tenant string, d int, single bool) int32 {
+	if single {
+		tenant = ""
 	}
-	t.oldKeys = t.oldKeys[:0]
-	clear(t.kept)
-	t.kept = t.kept[:0]
+	k := trimKey{tenant, d}
+	gi, ok := t.index[k]
+	if !ok {
+		if t.index == nil {
+			t.index = make(map[trimKey]int32)
+		}
+		gi = int32(len(t.keys))
+		t.index[k] = gi
+		t.keys = append(t.keys, k)
+		t.counts = append(t.counts, 0)
+		t.blocked = append(t.blocked, false)
+		t.groups = append(t.groups, nil)
+	}
+	return gi
+}
+
+// groupOf returns w's group this round: (tenant, demand), or (tenant, 0)
+// for a demand above F.
+func (t *trimmer) groupOf(w *waiting, single bool) int32 {
+	if w.js.Job.GPUs > t.free {
+		if w.gz < 0 {
+			w.gz = t.group(w.js.Job.Tenant, 0, single)
+		}
+		return w.gz
+	}
+	if w.gi < 0 {
+		w.gi = t.group(w.js.Job.Tenant, w.js.Job.GPUs, single)
+	}
+	return w.gi
+}
+
+// touch marks group gi as used this round.
+func (t *trimmer) touch(gi int32) {
+	if t.counts[gi] == 0 && !t.blocked[gi] && len(t.groups[gi]) == 0 {
+		t.used = append(t.used, gi)
+	}
 }
 
 func (t *trimmer) addOld(js *JobState, single bool) {
-	k := trimKey{js.Job.Tenant, js.Job.GPUs}
-	if single {
-		k.tenant = ""
-	}
-	if k.demand > t.free {
-		k.demand = 0
-	}
-	gi, ok := t.old[k]
-	if !ok {
-		gi = int32(len(t.groups))
-		t.old[k] = gi
-		t.groups = append(t.groups, nil)
-		t.keys = append(t.keys, k)
-	}
-	g := t.groups[gi]
-	if len(g) == 0 {
+	w := t.wait(js)
+	gi := t.groupOf(w, single)
+	t.touch(gi)
+	if len(t.groups[gi]) == 0 {
 		t.oldKeys = append(t.oldKeys, gi)
 	}
-	t.groups[gi] = append(g, js)
+	t.groups[gi] = append(t.groups[gi], w)
 }
 
 // selectOld returns the suspended jobs the round needs: for a demand d ≤ F,
@@ -503,15 +548,17 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 		k, g := t.keys[gi], t.groups[gi]
 		n := 1 // demands above F: the tenant's first one
 		if k.demand > 0 {
-			n = t.limit(k.demand) + 1 - t.counts[k]
-		} else if t.blocked[k.tenant] {
+			n = t.limit(k.demand) + 1 - int(t.counts[gi])
+		} else if t.blocked[gi] {
 			n = 0
 		}
 		if n <= 0 {
 			continue
 		}
 		if len(g) <= n {
-			t.kept = append(t.kept, g...)
+			for _, w := range g {
+				t.kept = append(t.kept, w.js)
+			}
 			continue
 		}
 		for _, o := range t.firstOld(acc, now, g, n) {
@@ -523,8 +570,9 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 		t.bounded = t.bounded[:0]
 	}
 	if t.rounds%1024 == 0 {
-		// Forget the jobs granted since (the memo is void) or ended.
-		maps.DeleteFunc(t.memo, func(js *JobState, m rhoMemo) bool { return js.Status != Pending || js.Leases != m.leases })
+		// Forget the jobs no longer waiting (a job that waits again gets a
+		// new record; its old memo would be void anyway).
+		maps.DeleteFunc(t.jobs, func(js *JobState, _ *waiting) bool { return js.Status != Pending })
 	}
 	return t.kept
 }
@@ -535,21 +583,21 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 // were read) give τ, the n-th ρ; then every job whose bound is at most τ is
 // read. A job left unread has ρ ≥ bound > τ, so it ranks behind n jobs
 // read: the n first of the jobs read are the n first of g.
-func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*JobState, n int) []oldJob {
+func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*waiting, n int) []oldJob {
 	read, bounded := t.ranked[:0], t.bounded[:0]
-	for _, js := range g {
-		if lo, ok := t.bound(js, now); ok {
-			bounded = append(bounded, oldJob{js, lo})
+	for _, w := range g {
+		if lo, ok := w.bound(now); ok {
+			bounded = append(bounded, oldJob{js: w.js, rho: lo, w: w})
 			continue
 		}
-		read = append(read, t.read(acc, js, now))
+		read = append(read, w.read(acc, now))
 	}
 	t.bounded = bounded // the whole array, cleared by selectOld
 	if short := n - len(read); short > 0 {
 		// Read the jobs with the lowest bounds.
 		firstN(bounded, short)
 		for _, o := range bounded[:short] {
-			read = append(read, t.read(acc, o.js, now))
+			read = append(read, o.w.read(acc, now))
 		}
 		bounded = bounded[short:]
 	}
@@ -558,7 +606,7 @@ func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*JobState, n i
 	more := false
 	for _, o := range bounded {
 		if o.rho <= tau.rho {
-			read = append(read, t.read(acc, o.js, now))
+			read = append(read, o.w.read(acc, now))
 			more = true
 		}
 	}
@@ -579,36 +627,35 @@ type rhoMemo struct {
 	// job held no GPUs in between (its checkpoint was written); it holds
 	// none until its next grant, and its Alloc stays as it is.
 	settled bool
+	read    bool // the memo holds a read
 }
 
-// read reads js's ρ_job (1 without an account; the round reports the
+// read reads the job's ρ_job (1 without an account; the round reports the
 // missing account) and remembers the account.
-func (t *trimmer) read(acc sched.Accounts, js *JobState, now time.Time) oldJob {
+func (w *waiting) read(acc sched.Accounts, now time.Time) oldJob {
+	js := w.js
 	a, ok := acc.JobAccount(ledger.JobID(js.Job.ID))
 	if !ok {
-		return oldJob{js, 1}
+		return oldJob{js: js, rho: 1, w: w}
 	}
-	if t.memo == nil {
-		t.memo = map[*JobState]rhoMemo{}
+	prev := w.memo
+	w.memo = rhoMemo{
+		alloc: float64(a.Alloc), fair: float64(a.FairShare), at: now, leases: js.Leases, read: true,
+		settled: prev.read && prev.leases == js.Leases && prev.at.Before(now) && prev.alloc == float64(a.Alloc),
 	}
-	prev, had := t.memo[js]
-	t.memo[js] = rhoMemo{
-		alloc: float64(a.Alloc), fair: float64(a.FairShare), at: now, leases: js.Leases,
-		settled: had && prev.leases == js.Leases && prev.at.Before(now) && prev.alloc == float64(a.Alloc),
-	}
-	return oldJob{js, a.Rho}
+	return oldJob{js: js, rho: a.Rho, w: w}
 }
 
-// bound returns a lower bound on js's ρ_job now, if the job's account was
+// bound returns a lower bound on the job's ρ_job now, if its account was
 // read while it waited and held no GPUs. Alloc has not moved since; the
 // fair share ∫min(D, …) has grown by at most D per second, plus a margin
 // far above the rounding of the ledger's cumulative sums (their size is at
 // most D × seconds since the epoch). The bound relies on the accounts
 // being cumulative, as in the engine's ledger (unbounded history): with a
 // trailing window or a half-life, Alloc would shrink as time passes.
-func (t *trimmer) bound(js *JobState, now time.Time) (ledger.Rho, bool) {
-	m, ok := t.memo[js]
-	if !ok || !m.settled || m.leases != js.Leases || now.Before(m.at) {
+func (w *waiting) bound(now time.Time) (ledger.Rho, bool) {
+	m, js := w.memo, w.js
+	if !m.settled || m.leases != js.Leases || now.Before(m.at) {
 		return 0, false
 	}
 	d := float64(js.Job.GPUs)
@@ -715,35 +762,36 @@ func (t *trimmer) reset(free int) {
 	t.free = free
 	t.hist = t.hist[:0]
 	clear(t.lim)
-	if t.counts == nil {
-		t.counts, t.blocked = map[trimKey]int{}, map[string]bool{}
+	for _, gi := range t.used {
+		t.counts[gi], t.blocked[gi] = 0, false
+		clear(t.groups[gi])
+		t.groups[gi] = t.groups[gi][:0]
 	}
-	clear(t.counts)
-	clear(t.blocked)
+	t.used = t.used[:0]
+	t.oldKeys = t.oldKeys[:0]
+	clear(t.kept)
+	t.kept = t.kept[:0]
 }
 
-// keep reports whether the next new job of tenant with demand d in
-// submission order must be a candidate. It keeps ⌊F/d⌋ + 1 per (tenant, d)
-// for d ≤ F (a superset of the bound above: it does not ask whether d fits
-// at all), and of the jobs with d > F, which can never fit, only the
-// tenant's first: it is the one that would send the tenant out of play.
-func (t *trimmer) keep(tenant string, d int, single bool) bool {
-	if single {
-		tenant = ""
-	}
-	if d > t.free {
-		if t.blocked[tenant] {
+// keep reports whether the next new job in submission order, js, must be a
+// candidate. It keeps limit(d) + 1 per (tenant, d) for d ≤ F (a superset
+// of the bound above: it does not ask whether d fits at all), and of the
+// jobs with d > F, which can never fit, only the tenant's first: it is the
+// one that would send the tenant out of play.
+func (t *trimmer) keep(js *JobState, single bool) bool {
+	w := t.wait(js)
+	gi := t.groupOf(w, single)
+	t.touch(gi)
+	if js.Job.GPUs > t.free {
+		if t.blocked[gi] {
 			return false
 		}
-		t.blocked[tenant] = true
+		t.blocked[gi] = true
 		return true
 	}
-	limit := t.limit(d) + 1
-	k := trimKey{tenant, d}
-	n := t.counts[k]
-	if n >= limit {
+	if int(t.counts[gi]) >= t.limit(js.Job.GPUs)+1 {
 		return false
 	}
-	t.counts[k] = n + 1
+	t.counts[gi]++
 	return true
 }

@@ -22,7 +22,7 @@ func TestPropertyFirstNMatchesSort(t *testing.T) {
 		for i := range k {
 			js := &JobState{Job: trace.Job{ID: fmt.Sprintf("j%02d", i), Submit: t0.Add(time.Duration(rapid.IntRange(0, 3).Draw(t, "submit")) * time.Second)}}
 			rho := ledger.Rho(rapid.SampledFrom([]float64{0, 0.5, 1, 2}).Draw(t, "rho"))
-			r = append(r, oldJob{js, rho})
+			r = append(r, oldJob{js: js, rho: rho})
 		}
 		n := rapid.IntRange(1, k).Draw(t, "n")
 		want := slices.Clone(r)
