@@ -168,35 +168,39 @@ func (lv *levelIndex) clone() *levelIndex {
 	return out
 }
 
-// allocEntry is an allocation. The allocations are ordered by a hash of
-// the id, then by the id, so that almost every comparison of a search is
-// one of integers held in the tree's own nodes rather than of strings held
-// elsewhere in memory.
+// allocEntry is an allocation. The allocations are ordered by id; the
+// first eight bytes of the id, kept as a big-endian integer in the entry,
+// decide most comparisons of a search without reading the strings, which
+// live elsewhere in memory.
 type allocEntry struct {
-	h  uint64 // idHash(id)
-	id string
-	p  Placement // immutable once stored
+	pre uint64 // idPrefix(id)
+	id  string
+	p   Placement // immutable once stored
 }
 
 // allocKey is the search key of allocation id.
-func allocKey(id string) allocEntry { return allocEntry{h: idHash(id), id: id} }
+func allocKey(id string) allocEntry { return allocEntry{pre: idPrefix(id), id: id} }
 
+// lessAlloc orders by id: ids with different prefixes compare as their
+// prefixes do, and equal prefixes leave it to the whole ids.
 func lessAlloc(a, b allocEntry) bool {
-	if a.h != b.h {
-		return a.h < b.h
+	if a.pre != b.pre {
+		return a.pre < b.pre
 	}
 	return a.id < b.id
 }
 
-// idHash is the 64-bit FNV-1a hash of s. It is fixed, not seeded, so that
-// the order of the allocations is the same in every run.
-func idHash(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
+// idPrefix returns the first eight bytes of s as a big-endian integer, the
+// missing bytes of a shorter s as zeros.
+func idPrefix(s string) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(s) {
+			p |= uint64(s[i])
+		}
 	}
-	return h
+	return p
 }
 
 // Cluster is the consolidated [Placer]: it tracks which GPU of which node is
@@ -218,7 +222,7 @@ type Cluster struct {
 	paths   *btree.BTreeG[pathEntry]   // domain ordinals by path
 	nextOrd int                        // ordinal of the next new domain
 	levels  []*levelIndex              // per topology level, outermost first
-	allocs  *btree.BTreeG[allocEntry]  // allocations by (idHash(id), id)
+	allocs  *btree.BTreeG[allocEntry]  // allocations by id
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
 
 	// stale[1] lists the domains whose free total (as byFree indexes it)
@@ -380,21 +384,10 @@ func (c *Cluster) Holds(id string, p Placement) bool {
 	return ok && e.p.Equal(p)
 }
 
-// Allocations yields every allocation in id order. It sorts them first:
-// O(a log a) for a allocations.
+// Allocations yields every allocation in id order.
 func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 	return func(yield func(string, Placement) bool) {
-		es := make([]allocEntry, 0, c.allocs.Len())
-		c.allocs.Ascend(func(e allocEntry) bool {
-			es = append(es, e)
-			return true
-		})
-		slices.SortFunc(es, func(a, b allocEntry) int { return strings.Compare(a.id, b.id) })
-		for _, e := range es {
-			if !yield(e.id, e.p.clone()) {
-				return
-			}
-		}
+		c.allocs.Ascend(func(e allocEntry) bool { return yield(e.id, e.p.clone()) })
 	}
 }
 
