@@ -114,9 +114,12 @@ func (t *strTable) put(p, h uint64, i int32) {
 type idSet struct {
 	t     strTable
 	names []Candidate
-	// buffers of firstDuplicate
-	hashed []hashedID
-	starts []int32
+	// state of begin, add and firstDuplicate
+	n      int        // ids added
+	groups int        // a power of two
+	shift  uint       // 64 − log2(groups)
+	hashed []hashedID // [0, n): the ids added; second half: grouped
+	starts []int32    // starts[g+1] counts group g, then prefix sums
 }
 
 // hashedID is a candidate index with the hash of its job id.
@@ -129,51 +132,66 @@ type hashedID struct {
 // ids take a 16 KiB table, which stays in the fastest cache.
 const groupSize = 1024
 
-// firstDuplicate returns the first candidate, in input order, whose job id
-// an earlier candidate has, and the first candidate with that id; or -1, -1.
-// It hashes every id, sorts the hashes into groups of about groupSize by
-// their top bits (one counting pass, one stable scatter), and looks for
-// equal ids group by group in a table small enough to stay in cache, so
-// that it touches memory in order instead of at random. O(n) expected.
-func (s *idSet) firstDuplicate(cands []Candidate) (int, int) {
+// begin prepares the set for the ids of cands, to be hashed in order by
+// add. O(n / groupSize).
+func (s *idSet) begin(cands []Candidate) {
 	n := len(cands)
 	s.names = cands
 	if s.t.slot == nil {
 		s.t.reset(groupSize)
 	}
-	groups, shift := 1, uint(64)
-	for groups*groupSize < n {
-		groups <<= 1
-		shift--
+	s.groups, s.shift = 1, 64
+	for s.groups*groupSize < n {
+		s.groups <<= 1
+		s.shift--
 	}
-	group := func(h uint64) uint64 {
-		if shift == 64 {
-			return 0
-		}
-		return h >> shift
-	}
-	s.starts = resize(s.starts, groups+1)
+	s.starts = resize(s.starts, s.groups+1)
 	clear(s.starts)
 	s.hashed = resize(s.hashed, 2*n)
-	hs, out := s.hashed[:n], s.hashed[n:]
-	for i := range cands {
-		h := s.t.hash(string(cands[i].Job))
-		hs[i] = hashedID{h: h, i: int32(i)}
-		s.starts[group(h)+1]++
+	s.n = 0
+}
+
+// group returns the group of the ids with hash h: its top bits.
+func (s *idSet) group(h uint64) uint64 {
+	if s.shift == 64 {
+		return 0
 	}
+	return h >> s.shift
+}
+
+// add hashes the id of the next candidate. O(length of the id).
+func (s *idSet) add() {
+	i := s.n
+	h := s.t.hash(string(s.names[i].Job))
+	s.hashed[i] = hashedID{h: h, i: int32(i)}
+	s.starts[s.group(h)+1]++
+	s.n++
+}
+
+// firstDuplicate returns the first candidate, in input order, among those
+// added, whose job id an earlier candidate has, and the first candidate with
+// that id; or -1, -1. It sorts the hashes into groups of about groupSize by
+// their top bits (one counting pass during add, one stable scatter here) and
+// looks for equal ids group by group in a table small enough to stay in
+// cache, so that it touches memory in order instead of at random. O(n)
+// expected for n added.
+func (s *idSet) firstDuplicate() (int, int) {
+	n, groups, cands := s.n, s.groups, s.names
+	hs, out := s.hashed[:n], s.hashed[len(s.hashed)/2:][:n]
+	st := s.starts
 	for g := 1; g <= groups; g++ {
-		s.starts[g] += s.starts[g-1]
+		st[g] += st[g-1]
 	}
-	next := s.starts[:groups] // advanced as entries are placed; rebuilt below
+	next := st[:groups] // advanced to each group's end
 	for _, e := range hs {
-		g := group(e.h)
+		g := s.group(e.h)
 		out[next[g]] = e
 		next[g]++
 	}
 	dupI, dupJ := -1, -1
 	lo := 0
 	for g := range groups {
-		hi := int(next[g]) // next[g] is now the end of group g
+		hi := int(next[g])
 		s.t.reset(hi - lo)
 		for _, e := range out[lo:hi] {
 			i := e.i
@@ -191,7 +209,8 @@ func (s *idSet) firstDuplicate(cands []Candidate) (int, int) {
 	return dupI, dupJ
 }
 
-// reset empties the set for cands, reusing its table when large enough.
+// reset empties the set for cands, to be checked one by one by insert,
+// reusing its table when large enough.
 func (s *idSet) reset(cands []Candidate) {
 	s.t.reset(len(cands))
 	s.names = cands

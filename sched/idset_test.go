@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestPropertyFirstDuplicate(t *testing.T) {
 		}
 		var s idSet
 		for range 2 { // and again, reusing the buffers
-			if i, j := s.firstDuplicate(cands); i != wantI || j != wantJ {
+			if i, j := firstDuplicateOf(&s, cands); i != wantI || j != wantJ {
 				t.Fatalf("firstDuplicate = %d, %d; want %d, %d", i, j, wantI, wantJ)
 			}
 		}
@@ -47,13 +48,73 @@ func TestFirstDuplicateInALargeList(t *testing.T) {
 		cands[i].Job = ledger.JobID(fmt.Sprintf("job-%06d", i))
 	}
 	var s idSet
-	if i, j := s.firstDuplicate(cands); i != -1 || j != -1 {
+	if i, j := firstDuplicateOf(&s, cands); i != -1 || j != -1 {
 		t.Fatalf("no duplicate, yet %d, %d", i, j)
 	}
 	cands[90_000].Job = cands[10].Job
 	cands[70_000].Job = cands[50_000].Job
 	cands[99_999].Job = cands[1].Job
-	if i, j := s.firstDuplicate(cands); i != 70_000 || j != 50_000 {
+	if i, j := firstDuplicateOf(&s, cands); i != 70_000 || j != 50_000 {
 		t.Fatalf("firstDuplicate = %d, %d; want 70000, 50000", i, j)
+	}
+}
+
+// firstDuplicateOf adds every id of cands to s and returns its first
+// duplicate.
+func firstDuplicateOf(s *idSet, cands []Candidate) (int, int) {
+	s.begin(cands)
+	for range cands {
+		s.add()
+	}
+	return s.firstDuplicate()
+}
+
+// A round reports the first bad candidate in input order, a duplicate id
+// included, whichever check finds it.
+func TestTheFirstBadCandidateIsReported(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit  func(cs []Candidate)
+		index int
+		want  error
+	}{
+		"a duplicate before an empty tenant": {func(cs []Candidate) {
+			cs[3].Job = cs[1].Job
+			cs[5].Tenant = ""
+		}, 3, ErrDuplicateJob},
+		"an empty tenant before a duplicate": {func(cs []Candidate) {
+			cs[2].Tenant = ""
+			cs[3].Job = cs[1].Job
+		}, 2, ErrInvalidCandidate},
+		"a duplicate that is also of an unknown tenant": {func(cs []Candidate) {
+			cs[4].Job = cs[0].Job
+			cs[4].Tenant = "nobody"
+		}, 4, ErrDuplicateJob},
+		"an unknown tenant before a duplicate": {func(cs []Candidate) {
+			cs[3].Tenant = "nobody"
+			cs[4].Job = cs[0].Job
+		}, 3, ErrUnknownTenant},
+		"a duplicate at the end": {func(cs []Candidate) {
+			cs[len(cs)-1].Job = cs[0].Job
+		}, 2999, ErrDuplicateJob},
+	} {
+		t.Run(name, func(t *testing.T) {
+			acc := newAccounts()
+			acc.tenant("A", 0, 100, 1)
+			cs := make([]Candidate, 3000)
+			for i := range cs {
+				cs[i] = Candidate{Job: ledger.JobID(fmt.Sprintf("j%d", i)), Tenant: "A", Demand: 1}
+				acc.job(cs[i].Job, 0)
+			}
+			tc.edit(cs)
+			cl := cluster(t, 2, 8)
+			_, err := Round(Input{Accounts: acc, Candidates: cs, Lease: lease, Placer: cl}, Options{})
+			var e *Error
+			if !errors.Is(err, tc.want) || !errors.As(err, &e) || e.Index != tc.index {
+				t.Fatalf("err = %v, want %v at candidate %d", err, tc.want, tc.index)
+			}
+			if cl.Free() != 16 {
+				t.Fatalf("free = %d after a rejected round", cl.Free())
+			}
+		})
 	}
 }

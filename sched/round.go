@@ -295,7 +295,8 @@ func (r *round) init(in Input, opts Options) error {
 	r.in = in.Candidates
 	r.cands = resize(r.cands, n)
 	r.key = resize(r.key, n)
-	dupI, dupJ := r.ids.firstDuplicate(in.Candidates)
+	ids := &r.ids
+	ids.begin(in.Candidates)
 	tenantIDs := &r.tenantIDs
 	tenantIDs.reset()
 	var lastTenant int32
@@ -304,6 +305,10 @@ func (r *round) init(in Input, opts Options) error {
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
 		bad := func(sentinel error, format string, args ...any) error {
+			// A duplicate among the ids added so far comes first.
+			if err := r.duplicate(); err != nil {
+				return err
+			}
 			return &Error{Index: i, Job: c.Job, Tenant: c.Tenant, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
 		}
 		switch {
@@ -314,9 +319,7 @@ func (r *round) init(in Input, opts Options) error {
 		case c.Demand <= 0:
 			return bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
 		}
-		if i == dupI {
-			return bad(ErrDuplicateJob, "job appears twice among the candidates (also candidate %d)", dupJ)
-		}
+		ids.add()
 		if c.Running {
 			if g := c.Placement.GPUs(); g != int(c.Demand) {
 				return bad(ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
@@ -373,6 +376,10 @@ func (r *round) init(in Input, opts Options) error {
 		r.cands[i] = cand{tenant: ti}
 	}
 
+	if err := r.duplicate(); err != nil {
+		return err
+	}
+
 	// One backing array for all candidate heaps, partitioned by tenant; a
 	// heap never grows beyond its own candidates, so the parts never overlap.
 	r.counts = counts
@@ -398,6 +405,18 @@ func (r *round) init(in Input, opts Options) error {
 	clear(r.grants)
 	r.res.Grants = r.grants[:0]
 	return nil
+}
+
+// duplicate reports the first candidate whose job id an earlier one has,
+// among the candidates whose ids were added to r.ids, or nil.
+func (r *round) duplicate() error {
+	i, j := r.ids.firstDuplicate()
+	if i < 0 {
+		return nil
+	}
+	c := &r.in[i]
+	return &Error{Index: i, Job: c.Job, Tenant: c.Tenant, Err: ErrDuplicateJob,
+		Msg: fmt.Sprintf("job appears twice among the candidates (also candidate %d)", j)}
 }
 
 // resize returns s with length n, reusing its array when large enough.
