@@ -31,10 +31,16 @@ const (
 type cowToken struct{ _ byte }
 
 // key orders (count, id) pairs: free GPUs of a node, GPUs of a node, free
-// GPUs of a domain or a domain's top-k sum, then the unique id.
+// GPUs of a domain or a domain's top-k sum, then the unique id. In the
+// free-capacity indexes (Cluster.free and the domains' node trees) node is
+// the node's current record in this cluster, so that a decision reaches
+// the node without a search by id: reindex stores it whenever the node's
+// free count changes, which every change of the record comes with. Elsewhere
+// node is nil; it never takes part in the order.
 type key struct {
-	n  int
-	id string
+	n    int
+	id   string
+	node *nodeState
 }
 
 func lessKey(a, b key) bool {
@@ -592,18 +598,18 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 		return
 	}
 	if old.indexed {
-		c.free.Delete(key{old.free, n.id})
+		c.free.Delete(key{n: old.free, id: n.id})
 		c.freeGPUs -= old.free
 	}
 	if now.indexed {
-		c.free.ReplaceOrInsert(key{now.free, n.id})
+		c.free.ReplaceOrInsert(key{n: now.free, id: n.id, node: n})
 		c.freeGPUs += now.free
 	}
 	if old.accepting != now.accepting {
 		if old.accepting {
-			c.caps.Delete(key{n.gpus, n.id})
+			c.caps.Delete(key{n: n.gpus, id: n.id})
 		} else {
-			c.caps.ReplaceOrInsert(key{n.gpus, n.id})
+			c.caps.ReplaceOrInsert(key{n: n.gpus, id: n.id})
 		}
 	}
 	if !old.indexed && !now.indexed {
@@ -612,11 +618,11 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	for _, ord := range n.domains {
 		d := c.mutDomain(ord)
 		if old.indexed {
-			d.nodes.Delete(key{old.free, n.id})
+			d.nodes.Delete(key{n: old.free, id: n.id})
 			d.free -= old.free
 		}
 		if now.indexed {
-			d.nodes.ReplaceOrInsert(key{now.free, n.id})
+			d.nodes.ReplaceOrInsert(key{n: now.free, id: n.id, node: n})
 			d.free += now.free
 		}
 		for fresh := lagAll &^ d.lag; fresh != 0; fresh &= fresh - 1 {

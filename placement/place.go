@@ -57,7 +57,7 @@ func (c *Cluster) largestNode() int {
 func (c *Cluster) bestFit(t *btree.BTreeG[key], demand int) (key, bool) {
 	var out key
 	found := false
-	t.AscendGreaterOrEqual(key{demand, ""}, func(x key) bool {
+	t.AscendGreaterOrEqual(key{n: demand}, func(x key) bool {
 		out, found = x, true
 		return false
 	})
@@ -136,8 +136,7 @@ func topSum(t *btree.BTreeG[key], k int) int {
 func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 	if p.nodes == 1 {
 		b := p.best
-		e, _ := c.nodes.Get(nodeEntry{id: b.id})
-		return Placement{Slots: []Slot{{Node: b.id, GPUs: e.n.lowestFree(demand)}}}, e
+		return Placement{Slots: []Slot{{Node: b.id, GPUs: b.node.lowestFree(demand)}}}, nodeEntry{id: b.id, n: b.node}
 	}
 	taken := make([]key, 0, p.nodes)
 	need := p.nodes - 1
@@ -145,7 +144,7 @@ func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 	v := top.n
 	for need > 0 {
 		// Within a group of equal free blocks take the lowest ids first.
-		p.pool.AscendGreaterOrEqual(key{v, ""}, func(x key) bool {
+		p.pool.AscendGreaterOrEqual(key{n: v}, func(x key) bool {
 			if x.n != v {
 				return false
 			}
@@ -156,7 +155,7 @@ func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 		if need == 0 {
 			break
 		}
-		p.pool.DescendLessOrEqual(key{v, ""}, func(x key) bool {
+		p.pool.DescendLessOrEqual(key{n: v}, func(x key) bool {
 			v = x.n // the next smaller free block; {v, ""} precedes every key of value v
 			return false
 		})
@@ -169,7 +168,7 @@ func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 	last := taken[len(taken)-1]
 	isTaken := func(x key) bool { return x.n > last.n || (x.n == last.n && x.id <= last.id) }
 	var rem key
-	p.pool.AscendGreaterOrEqual(key{rest, ""}, func(x key) bool {
+	p.pool.AscendGreaterOrEqual(key{n: rest}, func(x key) bool {
 		if isTaken(x) {
 			return true
 		}
@@ -178,11 +177,9 @@ func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 	})
 	slots := make([]Slot, 0, p.nodes)
 	for _, x := range taken {
-		e, _ := c.nodes.Get(nodeEntry{id: x.id})
-		slots = append(slots, Slot{Node: x.id, GPUs: e.n.lowestFree(x.n)})
+		slots = append(slots, Slot{Node: x.id, GPUs: x.node.lowestFree(x.n)})
 	}
-	e, _ := c.nodes.Get(nodeEntry{id: rem.id})
-	slots = append(slots, Slot{Node: rem.id, GPUs: e.n.lowestFree(rest)})
+	slots = append(slots, Slot{Node: rem.id, GPUs: rem.node.lowestFree(rest)})
 	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.Node, b.Node) })
 	return Placement{Slots: slots}, nodeEntry{}
 }
