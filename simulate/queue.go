@@ -67,7 +67,11 @@ func (e *event) slot() int32 {
 	return slotRun
 }
 
-// eventQueue is a binary min-heap of events ordered by (at, kind, j, seq);
+// arity is the eventQueue's fan-out: a 4-ary heap is half as deep as a
+// binary one, and a node's four children share one or two cache lines.
+const arity = 4
+
+// eventQueue is a 4-ary min-heap of events ordered by (at, kind, j, seq);
 // push, pop and remove are O(log n). pos[j*slots+slot] is 1 + the heap
 // index of job j's event of that slot (0: none), so that an event that
 // became stale can be taken out at once instead of lingering until its
@@ -101,7 +105,7 @@ func (q *eventQueue) push(e event) {
 // up moves e, at index i, towards the root.
 func (q *eventQueue) up(i int, e event) {
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / arity
 		if !e.less(&q.h[p]) {
 			break
 		}
@@ -115,13 +119,15 @@ func (q *eventQueue) up(i int, e event) {
 func (q *eventQueue) down(i int, e event) {
 	n := len(q.h)
 	for {
-		l := 2*i + 1
+		l := arity*i + 1
 		if l >= n {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && q.h[r].less(&q.h[l]) {
-			m = r
+		for r := l + 1; r < min(l+arity, n); r++ {
+			if q.h[r].less(&q.h[m]) {
+				m = r
+			}
 		}
 		if !q.h[m].less(&e) {
 			break
@@ -147,7 +153,7 @@ func (q *eventQueue) removeAt(i int) event {
 	if i == n {
 		return e
 	}
-	if i > 0 && last.less(&q.h[(i-1)/2]) {
+	if i > 0 && last.less(&q.h[(i-1)/arity]) {
 		q.up(i, last)
 	} else {
 		q.down(i, last)
@@ -168,7 +174,7 @@ func (q *eventQueue) replace(e event) (event, bool) {
 	old := q.h[i]
 	q.seq++
 	e.seq = q.seq
-	if i > 0 && e.less(&q.h[(i-1)/2]) {
+	if i > 0 && e.less(&q.h[(i-1)/arity]) {
 		q.up(i, e)
 	} else {
 		q.down(i, e)

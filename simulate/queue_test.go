@@ -8,7 +8,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The event queue pops events in (at, kind, seq) order, and remove and
+// The event queue pops events in (at, kind, job, seq) order, and remove and
 // replace take out exactly a job's event of a slot, as a sorted list would; the stale-time
 // heap pops times in order.
 func TestPropertyEventQueue(t *testing.T) {
