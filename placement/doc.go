@@ -12,7 +12,8 @@
 //   - Build: [NewCluster] from [Node] values, with an [Option]
 //     ([StrictConsolidation], the default, or [AllowSpread]).
 //   - Plan: [Cluster.Place], [Cluster.Fits], [Cluster.Clone].
-//   - Commit: [Cluster.Allocate], [Cluster.Release].
+//   - Commit: [Cluster.Allocate], [Cluster.Release]; [Cluster.Assign]
+//     places and allocates in one step.
 //   - Nodes: [Cluster.AddNode], [Cluster.DrainNode], [Cluster.UndrainNode],
 //     [Cluster.RemoveNode].
 //   - Inspect: [Cluster.Allocation], [Cluster.Allocations], [Cluster.Node],
@@ -85,11 +86,12 @@
 // both plus the size of the result. Jobs spanning more than 16 nodes scan
 // the domains of each level that have enough free GPUs. Allocate and
 // Release cost O(s log n + s·levels·log domains) on s nodes; the top-k
-// sums of the domains they touch are recomputed once, before the next
-// multi-node decision (or Clone) needs them, at O(16·log domains) per
-// domain, so a domain changed many times in between pays once. Clone is
-// O(levels); the first changes after a Clone also copy the B-tree nodes on
-// their paths (tens of kilobytes), later ones do not.
+// sum of a domain they touch is recomputed only when a decision for k
+// nodes next needs it, at O(log domains + k), so a domain changed many
+// times in between pays once, and only for the spans asked for (a Clone
+// brings all of them up to date, once). Clone is O(levels); the first
+// changes after a Clone also copy the B-tree nodes on their paths (tens of
+// kilobytes), later ones do not.
 //
 // # Concurrency
 //
