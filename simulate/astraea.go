@@ -3,7 +3,6 @@ package simulate
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -428,16 +427,14 @@ func fitsReleasedSlow(s *State) (bool, error) {
 type trimmer struct {
 	free int
 
-	// Every waiting job the trimmer has seen has a record, kept while it
-	// waits, with its groups and its ρ_job memo: a job costs one pointer
-	// lookup per round. A group is a key (tenant, or "" for the single-level
+	// Every waiting job the trimmer has seen has a record (JobState.trim)
+	// with its groups and its ρ_job memo: a job costs no lookup per round. A group is a key (tenant, or "" for the single-level
 	// variant, and demand; demand 0 gathers the demands above F); keys keep
 	// their index from round to round, and the per-round state of group gi
 	// is counts[gi] (new jobs kept), blocked[gi] (a demand-0 group: the
 	// tenant's first impossible job is kept) and groups[gi] (its suspended
 	// jobs). used lists the groups touched this round, oldKeys those with
 	// suspended jobs.
-	jobs    map[*JobState]*waiting
 	index   map[trimKey]int32
 	keys    []trimKey
 	counts  []int32
@@ -454,11 +451,11 @@ type trimmer struct {
 	hist    []int
 	largest int
 	lim     []int
-	rounds  uint64
 }
 
 // waiting is the trimmer's record of a waiting job.
 type waiting struct {
+	owner  *trimmer // the records of one policy only
 	js     *JobState
 	gi, gz int32 // groups (tenant, demand) and (tenant, 0); -1 until needed
 	memo   rhoMemo
@@ -471,14 +468,11 @@ type trimKey struct {
 
 // wait returns js's record, made on first sight.
 func (t *trimmer) wait(js *JobState) *waiting {
-	w := t.jobs[js]
-	if w == nil {
-		if t.jobs == nil {
-			t.jobs = make(map[*JobState]*waiting)
-		}
-		w = &waiting{js: js, gi: -1, gz: -1}
-		t.jobs[js] = w
+	if w := js.trim; w != nil && w.owner == t {
+		return w
 	}
+	w := &waiting{owner: t, js: js, gi: -1, gz: -1}
+	js.trim = w
 	return w
 }
 
@@ -543,7 +537,6 @@ func (t *trimmer) addOld(js *JobState, single bool) {
 // (see bound) does not already place the job behind the ones kept. The
 // result is in no particular order (the round orders candidates itself).
 func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
-	t.rounds++
 	for _, gi := range t.oldKeys {
 		k, g := t.keys[gi], t.groups[gi]
 		n := 1 // demands above F: the tenant's first one
@@ -568,11 +561,6 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 		t.ranked = t.ranked[:0]
 		clear(t.bounded)
 		t.bounded = t.bounded[:0]
-	}
-	if t.rounds%1024 == 0 {
-		// Forget the jobs no longer waiting (a job that waits again gets a
-		// new record; its old memo would be void anyway).
-		maps.DeleteFunc(t.jobs, func(js *JobState, _ *waiting) bool { return js.Status != Pending })
 	}
 	return t.kept
 }

@@ -42,6 +42,11 @@ type JobState struct {
 	Leases      int                 // leases granted so far (renewals count)
 	Preemptions int
 	Ran         bool // has run at least once
+
+	// trim is ASTRAEA's record of the job while it waits (see trimmer):
+	// a slot here costs a policy nothing to reach, where a map would cost
+	// a lookup per waiting job and tick. The engine never reads it.
+	trim *waiting
 }
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running
