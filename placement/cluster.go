@@ -92,10 +92,15 @@ func (n *nodeState) heldCount() int {
 
 // lowestFree returns the k lowest free GPU indices, ascending. O(gpus).
 func (n *nodeState) lowestFree(k int) []int {
-	out := make([]int, 0, k)
-	for i := 0; i < n.gpus && len(out) < k; i++ {
+	return n.appendLowestFree(make([]int, 0, k), k)
+}
+
+// appendLowestFree appends the k lowest free GPU indices to out, ascending.
+func (n *nodeState) appendLowestFree(out []int, k int) []int {
+	for i := 0; i < n.gpus && k > 0; i++ {
 		if !n.held(i) {
 			out = append(out, i)
+			k--
 		}
 	}
 	return out

@@ -131,12 +131,11 @@ func topSum(t *btree.BTreeG[key], k int) int {
 // choose picks the nodes of p for demand and the GPUs to use on each:
 // single node: the best fit; k nodes: the k−1 largest free blocks whole
 // (ties by lowest id), then the remainder from the best-fitting other node.
-// O(k log n + GPUs of the chosen nodes). For a single-node plan it also
-// returns the node's entry.
-func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
+// O(k log n + GPUs of the chosen nodes).
+func (c *Cluster) choose(p plan, demand int) Placement {
 	if p.nodes == 1 {
 		b := p.best
-		return Placement{Slots: []Slot{{Node: b.id, GPUs: b.node.lowestFree(demand)}}}, nodeEntry{id: b.id, n: b.node}
+		return Placement{Slots: []Slot{{Node: b.id, GPUs: b.node.lowestFree(demand)}}}
 	}
 	taken := make([]key, 0, p.nodes)
 	need := p.nodes - 1
@@ -181,7 +180,7 @@ func (c *Cluster) choose(p plan, demand int) (Placement, nodeEntry) {
 	}
 	slots = append(slots, Slot{Node: rem.id, GPUs: rem.node.lowestFree(rest)})
 	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.Node, b.Node) })
-	return Placement{Slots: slots}, nodeEntry{}
+	return Placement{Slots: slots}
 }
 
 // Place plans where demand GPUs would go, without changing the cluster's
@@ -199,8 +198,7 @@ func (c *Cluster) Place(demand int) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
-	q, _ := c.choose(p, demand)
-	return q, nil
+	return c.choose(p, demand), nil
 }
 
 // Assign places demand GPUs and allocates them under id in one step: it
@@ -219,13 +217,22 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
-	q, e := c.choose(p, demand)
-	if err := c.store(id, q); err != nil {
-		return Placement{}, err
+	if p.nodes == 1 {
+		// The returned and the stored placement share two allocations,
+		// each using its own half of them.
+		b := p.best
+		gpus := b.node.appendLowestFree(make([]int, 0, 2*demand), demand)
+		gpus = append(gpus, gpus...)
+		slots := []Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
+		if err := c.store(id, Placement{Slots: slots[1:]}); err != nil {
+			return Placement{}, err
+		}
+		c.markSlot(nodeEntry{id: b.id, n: b.node}, slots[1], true)
+		return Placement{Slots: slots[:1:1]}, nil
 	}
-	if len(q.Slots) == 1 {
-		c.markSlot(e, q.Slots[0], true)
-		return q, nil
+	q := c.choose(p, demand)
+	if err := c.store(id, q.clone()); err != nil {
+		return Placement{}, err
 	}
 	for _, s := range q.Slots {
 		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
@@ -234,13 +241,13 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 	return q, nil
 }
 
-// store records a copy of p as allocation id, or fails with
+// store records p, which no caller holds, as allocation id, or fails with
 // ErrDuplicateAllocation and changes nothing. One search of the
 // allocations both checks the id and stores it; a duplicate found this way
 // is put back at once.
 func (c *Cluster) store(id string, p Placement) error {
 	e := allocKey(id)
-	e.p = p.clone()
+	e.p = p
 	if old, dup := c.allocs.ReplaceOrInsert(e); dup {
 		c.allocs.ReplaceOrInsert(old)
 		return &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
@@ -287,7 +294,7 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 		}
 		return err
 	}
-	if err := c.store(id, p); err != nil {
+	if err := c.store(id, p.clone()); err != nil {
 		return err
 	}
 	for i, s := range p.Slots {
