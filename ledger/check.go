@@ -18,7 +18,9 @@ import (
 //     (QuotaShare), Quota_j = M·W_j/ΣW over registered tenants;
 //   - Σ_j FairShare_j ≤ M, with equality under QuotaShare when a tenant is
 //     registered; Σ_i FairShare_ij ≤ FairShare_j and FairShare_ij ≤ D_i;
-//   - the cluster's allocated rate is Σ running demand.
+//   - the cluster's allocated rate is Σ running demand;
+//   - under a trailing window, the finish list holds exactly the known
+//     finished jobs, in finish order.
 func (l *Ledger) Check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -117,6 +119,23 @@ func (l *Ledger) Check() error {
 			if j.segs[i].from <= j.segs[i-1].from {
 				bad("job %q: segments out of order", id)
 			}
+		}
+	}
+	nFinished := 0
+	for _, j := range l.jobs {
+		if j.state == finished {
+			nFinished++
+		}
+	}
+	switch {
+	case l.hist.kind != histTrailing && len(l.done) > 0:
+		bad("%d jobs in the finish list without a trailing window", len(l.done))
+	case l.hist.kind == histTrailing && len(l.done) != nFinished:
+		bad("finish list holds %d jobs, %d known jobs are finished", len(l.done), nFinished)
+	}
+	for k, j := range l.done {
+		if l.jobs[j.id] != j || j.state != finished || k > 0 && j.finish < l.done[k-1].finish {
+			bad("finish list entry %d (job %q) is not a known finished job in finish order", k, j.id)
 		}
 	}
 	if runningTotal != l.running {

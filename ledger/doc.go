@@ -54,7 +54,8 @@
 //     = 0 and ρ = 1; so has a tenant that was owed nothing.
 //   - Weight and capacity changes split a window exactly at the change.
 //   - Finished jobs and removed tenants stay queryable for their past (until
-//     they fall before Begin() under a trailing window or a Reset).
+//     they fall before Begin() under a trailing window or a Reset, or, for a
+//     job, until [Ledger.Forget] drops its record).
 //   - Every rejected call returns a [*Error] matching one sentinel with
 //     errors.Is, and leaves the ledger exactly as it was.
 //
@@ -67,7 +68,7 @@
 // [Ledger.RemoveTenant], [Ledger.SetCapacity], [Ledger.Submit],
 // [Ledger.SetJobWeight], [Ledger.Start], [Ledger.Stop], [Ledger.Finish]
 // ([FinalState]: [Completed], [Failed], [Cancelled]), [Ledger.Advance],
-// [Ledger.Reset].
+// [Ledger.Reset]; [Ledger.Forget] drops a finished job's record.
 //
 // Queries: [Ledger.TenantAccount], [Ledger.JobAccount],
 // [Ledger.ClusterAccount] over a window, returning [Account] and

@@ -19,14 +19,15 @@ var (
 	// events, it has been removed).
 	ErrUnknownTenant = errors.New("unknown tenant")
 	// ErrUnknownJob: no job with that id is known (never submitted, or
-	// forgotten because it finished before Begin()).
+	// forgotten: by Forget, or because it finished before Begin()).
 	ErrUnknownJob = errors.New("unknown job")
 	// ErrDuplicateTenant: AddTenant of a tenant that is already registered.
 	ErrDuplicateTenant = errors.New("duplicate tenant")
 	// ErrDuplicateJob: Submit of a job id that the ledger still knows.
 	ErrDuplicateJob = errors.New("duplicate job")
 	// ErrInvalidTransition: the job is not in a state that allows the event
-	// (start of a running job, stop of a pending one, any event after finish).
+	// (start of a running job, stop of a pending one, any event after finish,
+	// Forget of a job that has not finished).
 	ErrInvalidTransition = errors.New("invalid transition")
 	// ErrInvalidValue: a demand, weight, capacity, final state or time that
 	// is out of range (≤ 0, NaN, ±Inf, negative capacity, from > to...).

@@ -132,3 +132,29 @@ func ExampleRestore() {
 	// alloc 4 GPU·h fair 8 GPU·h ρ 0.5000
 	// true
 }
+
+// A long-lived ledger with unbounded history keeps every finished job unless
+// told otherwise: read what you need of a job when it finishes, then Forget
+// it. The tenant's account does not change, and the id is free again.
+func ExampleLedger_Forget() {
+	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	h := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
+	l, _ := ledger.New(ledger.Config{Capacity: 8, Start: t0})
+	_ = l.AddTenant(h(0), "t", 1)
+	_ = l.Submit(h(0), "j", "t", 8, 1) // waits 1 hour, then runs 3
+	_ = l.Start(h(1), "j")
+	_ = l.Finish(h(4), "j", ledger.Completed)
+
+	final, _ := l.JobAccount("j", h(0), h(4)) // the job's lifetime ρ_job
+	before, _ := l.TenantAccount("t", h(0), h(4))
+	fmt.Println(l.Forget("j"), final.Rho)
+
+	_, err := l.JobAccount("j", h(0), h(4))
+	after, _ := l.TenantAccount("t", h(0), h(4))
+	fmt.Println(errors.Is(err, ledger.ErrUnknownJob), after == before)
+	fmt.Println(l.Submit(h(4), "j", "t", 4, 1)) // the id may be used again
+	// Output:
+	// <nil> 0.7500
+	// true true
+	// <nil>
+}

@@ -346,15 +346,22 @@ func (l *Ledger) advanceTo(t int64) {
 	b := l.beginAt(t)
 	k := 0
 	for k < len(l.done) && l.done[k].finish < b {
-		j := l.done[k]
-		if l.jobs[j.id] == j {
-			delete(l.jobs, j.id)
-		}
+		l.drop(l.done[k])
 		l.done[k] = nil
 		k++
 	}
 	if k > 0 {
 		l.done = l.done[k:]
+	}
+}
+
+// drop removes a finished job's record from the index: queries no longer
+// know it and its id is free for a new Submit. It is how every kind of
+// forgetting ends (trailing window, Reset, Forget); a record already replaced
+// by a new job of the same id is left alone.
+func (l *Ledger) drop(j *job) {
+	if l.jobs[j.id] == j {
+		delete(l.jobs, j.id)
 	}
 }
 
@@ -625,7 +632,8 @@ func (l *Ledger) setRunning(j *job, t int64, on bool) {
 // Finish records that an active job ended at at with final state s
 // (Completed, Failed or Cancelled). A running job releases its GPUs at the
 // same instant; from at on the job is inactive and accrues nothing. Its
-// accounts stay queryable. O(G_j).
+// accounts stay queryable until [Ledger.Forget] (or history) drops them.
+// O(G_j).
 func (l *Ledger) Finish(at time.Time, id JobID, s FinalState) error {
 	const op = "Finish"
 	t, j, err := l.activeJob(op, at, id)
@@ -656,6 +664,49 @@ func (l *Ledger) Finish(at time.Time, id JobID, s FinalState) error {
 	return nil
 }
 
+// Forget drops the record of a finished job at once, as a trailing window
+// does when the job falls before Begin(): from then on JobAccount, Job and
+// the View's job lookups report it unknown, snapshots omit it, and its id
+// may be submitted again. Tenant and cluster accounts are unchanged, over
+// every window: they are kept in their own series, which a job's record
+// only fed while the job was active (a finished job's fair value is frozen
+// in its record, and the θ-group it shared has moved on without it).
+//
+// It exists because a long-lived ledger with [Unbounded] or [HalfLife]
+// history otherwise keeps every finished job's record and breakpoints
+// forever: an application that has read what it needs of a job (its final
+// ρ_job, say) forgets it to keep memory proportional to the active jobs.
+//
+// Forget takes no time: it changes no account at any time, so it has no
+// place in the order of events and never moves Now(). Errors: ErrUnknownJob
+// for an id never submitted or already forgotten; ErrInvalidTransition for a
+// job that is still active (pending or running): Finish it first. A
+// rejected call changes nothing.
+//
+// O(1), plus under a [TrailingWindow] the jobs that finished at or after
+// this one (a job forgotten right after its Finish is found at once).
+func (l *Ledger) Forget(id JobID) error {
+	const op = "Forget"
+	j := l.jobs[id]
+	if j == nil || l.forgotten(j) {
+		return &Error{Op: op, Job: id, Err: ErrUnknownJob}
+	}
+	if j.state != finished {
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, Err: ErrInvalidTransition,
+			Detail: "job is still active: only a finished job can be forgotten"}
+	}
+	l.drop(j)
+	// The finish-ordered list of the trailing window must not keep the
+	// record alive until it falls before Begin(): search it from the end.
+	for k := len(l.done) - 1; k >= 0 && l.done[k].finish >= j.finish; k-- {
+		if l.done[k] == j {
+			l.done = slices.Delete(l.done, k, k+1)
+			break
+		}
+	}
+	return nil
+}
+
 // Advance moves Now() to at without any other change; accounts extrapolate
 // the current rates. Calling it more or less often never changes a result.
 // O(1) (with a trailing window, plus the jobs it forgets).
@@ -679,9 +730,9 @@ func (l *Ledger) Reset(at time.Time) error {
 	}
 	l.advanceTo(t)
 	l.base = t
-	for id, j := range l.jobs {
+	for _, j := range l.jobs {
 		if j.state == finished && j.finish < t {
-			delete(l.jobs, id)
+			l.drop(j)
 		}
 	}
 	l.done = slices.DeleteFunc(l.done, func(j *job) bool { return j.finish < t })

@@ -21,6 +21,8 @@ import (
 //     on how often the clock is advanced;
 //   - o: the naive big.Rat reference (internal/oracle).
 //
+// Events include Forget of random jobs, finished or not.
+//
 // Accounts must agree with the oracle within a relative tolerance of 1e-9 of
 // the larger of the value itself and the window's capacity scale (max M ×
 // window length); rejected events must return the oracle's error kind and
@@ -124,7 +126,7 @@ func (m *model) oneEvent(t *rapid.T) {
 	jb := rapid.SampledFrom(jobPool).Draw(t, "job")
 	var apply func(*Ledger) error
 	var want oracle.Kind
-	switch kind := rapid.IntRange(0, 11).Draw(t, "event"); kind {
+	switch kind := rapid.IntRange(0, 12).Draw(t, "event"); kind {
 	case 0, 1:
 		w := drawWeight(t, "tenant weight")
 		apply = func(l *Ledger) error { return l.AddTenant(when, tn, w) }
@@ -159,6 +161,10 @@ func (m *model) oneEvent(t *rapid.T) {
 		s := rapid.SampledFrom([]FinalState{Completed, Failed, Cancelled, 0, 4}).Draw(t, "final")
 		apply = func(l *Ledger) error { return l.Finish(when, jb, s) }
 		want = m.o.Finish(at, string(jb), s.valid())
+	case 12:
+		at = m.clock // Forget takes no time and never moves the clock
+		apply = func(l *Ledger) error { return l.Forget(jb) }
+		want = m.o.Forget(string(jb))
 	}
 	m.applyBoth(t, apply, want, at, true)
 }

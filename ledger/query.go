@@ -100,7 +100,8 @@ func (l *Ledger) TenantAccount(id TenantID, from, to time.Time) (Account, error)
 // JobAccount returns job id's account over [from, to): ∫Alloc (demand while
 // running) and ∫min(D_i, FairShare_j·w_i/Σ active w) over its active life
 // inside the window. Finished jobs stay queryable until they fall before
-// Begin(). Errors as TenantAccount, with ErrUnknownJob.
+// Begin() or are forgotten ([Ledger.Forget]). Errors as TenantAccount, with
+// ErrUnknownJob.
 // O(log n + log s), n = breakpoints of the job and of its θ-group.
 func (l *Ledger) JobAccount(id JobID, from, to time.Time) (Account, error) {
 	const op = "JobAccount"

@@ -291,6 +291,21 @@ func (o *Oracle) Finish(at int64, id string, validState bool) Kind {
 	})
 }
 
+// Forget mirrors the ledger's Forget: the current incarnation of a
+// finished job becomes unknown. Its intervals stay in the log, where an
+// inactive job adds nothing to any tenant's or the cluster's rates.
+func (o *Oracle) Forget(id string) Kind {
+	_, j, ok := o.job(id, o.now)
+	if !ok {
+		return UnknownJob
+	}
+	if j.active {
+		return InvalidTransition
+	}
+	delete(o.ids, id)
+	return OK
+}
+
 // Advance mirrors the ledger's Advance.
 func (o *Oracle) Advance(at int64) Kind {
 	if at < o.now {
