@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
@@ -197,24 +196,14 @@ func (x *Rounder) Round(in Input, opts Options) (Result, error) {
 // view is built at most once, in O(e π) for e expiring jobs, when a new job
 // first does not fit on the free GPUs while expiring jobs are undecided.
 //
-// Round borrows its working memory from a pool of Rounders, so that calls in
-// quick succession do not allocate it anew; the Result it returns is the
-// caller's alone.
+// Round allocates its working memory for this call alone; a scheduler that
+// runs a round every few seconds keeps a [Rounder] instead, which reuses it.
+// (A package-level pool would save the same allocations, but the package
+// keeps no state between calls that the caller does not own.)
 func Round(in Input, opts Options) (Result, error) {
-	x, _ := rounders.Get().(*Rounder)
-	if x == nil {
-		x = new(Rounder)
-	}
-	res, err := x.Round(in, opts)
-	// The result's slices leave with the caller.
-	x.r.grants, x.r.waiting, x.r.released, x.r.tenantRes = nil, nil, nil, nil
-	rounders.Put(x)
-	return res, err
+	var x Rounder
+	return x.Round(in, opts)
 }
-
-// rounders holds the idle working memory of Round: a cache with no bearing
-// on any result (a Rounder keeps nothing of a round but buffers).
-var rounders sync.Pool
 
 // keep stores the result's slices for the next round and drops every
 // reference to the caller's data.
