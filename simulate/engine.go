@@ -185,7 +185,8 @@ type engine struct {
 //
 // The run is deterministic: the same jobs, configuration and policy give the
 // same result. Memory follows active jobs plus one record per finished job and
-// one utilization point per change of held GPUs. Cost: O(E log E) for E
+// one utilization point per change of held GPUs: the ledgers forget a job
+// once its record is written. Cost: O(E log E) for E
 // engine events, plus the policy's cost at each tick; ticks at which nothing
 // can change are skipped.
 func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
@@ -661,6 +662,12 @@ func (e *engine) complete(j *job) error {
 	acct, err := m.JobAccount(j.id, sub, at)
 	if err != nil {
 		return fmt.Errorf("simulate: job %s account: %w", j.st.Job.ID, err)
+	}
+	// ρ_job over its lifetime is all the results read of a finished job's
+	// accounts, and no policy reads them later: the books forget the job,
+	// so they hold the active jobs only (tenant accounts do not change).
+	if err := e.ledgerDo("forget", j, t, func(l *ledger.Ledger) error { return l.Forget(j.id) }); err != nil {
+		return err
 	}
 	rec := metrics.JobRecord{
 		ID:          j.st.Job.ID,
