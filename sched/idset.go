@@ -107,10 +107,10 @@ func (t *strTable) put(p, h uint64, i int32) {
 	t.n++
 }
 
-// idSet finds duplicate job ids among the candidates, in a strTable at least
-// twice the number of ids. Insert is O(1) expected; it costs about one cache
-// miss, where a Go map of 100,000 strings costs two or three.
-// firstDuplicate checks a whole list without those misses.
+// idSet finds duplicate job ids among the candidates: add hashes them one
+// by one during validation, and firstDuplicate checks them all at once in
+// cache-sized groups, where one large table (or a Go map) would cost a cache
+// miss or more per id.
 type idSet struct {
 	t     strTable
 	names []Candidate
@@ -207,25 +207,6 @@ func (s *idSet) firstDuplicate() (int, int) {
 		lo = hi
 	}
 	return dupI, dupJ
-}
-
-// reset empties the set for cands, to be checked one by one by insert,
-// reusing its table when large enough.
-func (s *idSet) reset(cands []Candidate) {
-	s.t.reset(len(cands))
-	s.names = cands
-}
-
-// insert adds the id of candidate i and reports the index of an earlier
-// candidate with the same id, or -1.
-func (s *idSet) insert(i int, id ledger.JobID) int {
-	h := s.t.hash(string(id))
-	j, p := s.t.find(h, func(j int32) bool { return s.names[j].Job == id })
-	if j >= 0 {
-		return int(j)
-	}
-	s.t.put(p, h, int32(i))
-	return -1
 }
 
 // tenantSet interns the tenant ids of a round: index i names tenant ids[i].

@@ -512,21 +512,25 @@ func TestDefaultTieBreakPrefersEarlierSubmission(t *testing.T) {
 	}
 }
 
+// Every duplicate is found, with the earlier candidate it repeats, and no
+// distinct id is taken for one: candidate i ≥ 3000 repeats i − 3000, and
+// the list up to i holds no other duplicate.
 func TestIDSetFindsEveryDuplicate(t *testing.T) {
 	var cands []Candidate
 	for i := range 5000 {
-		cands = append(cands, Candidate{Job: ledger.JobID(fmt.Sprintf("job-%d", i%3000))})
+		cands = append(cands, Candidate{Job: ledger.JobID(fmt.Sprintf("job-%d", i))})
 	}
 	var s idSet
-	s.reset(cands)
-	for i, c := range cands {
-		j := s.insert(i, c.Job)
-		switch {
-		case i < 3000 && j != -1:
-			t.Fatalf("candidate %d (%s): false duplicate of %d", i, c.Job, j)
-		case i >= 3000 && j != i-3000:
-			t.Fatalf("candidate %d (%s): duplicate of %d, want %d", i, c.Job, j, i-3000)
+	if i, j := firstDuplicateOf(&s, cands); i != -1 || j != -1 {
+		t.Fatalf("distinct ids, yet candidate %d duplicates %d", i, j)
+	}
+	for i := 3000; i < len(cands); i++ {
+		own := cands[i].Job
+		cands[i].Job = cands[i-3000].Job
+		if got, j := firstDuplicateOf(&s, cands[:i+1]); got != i || j != i-3000 {
+			t.Fatalf("candidate %d (%s): duplicate %d of %d, want %d of %d", i, cands[i].Job, got, j, i, i-3000)
 		}
+		cands[i].Job = own
 	}
 }
 
