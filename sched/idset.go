@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"hash/maphash"
 	"math/bits"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -13,9 +12,10 @@ import (
 // touches one word and most probes never touch the strings. The caller
 // keeps the strings and says, through same, whether index j holds the key
 // being looked up; it is asked only when the stored hash bits match. The
-// random seed only affects where keys land, never which keys are equal.
+// hash is fixed, not seeded per process, so that a round probes the same
+// slots, in the same time, on every run; where keys land never decides
+// which keys are equal.
 type strTable struct {
-	seed uint64
 	slot []uint64
 	mask uint64
 	n    int // keys stored
@@ -28,9 +28,6 @@ func (t *strTable) reset(n int) {
 	for size < 2*n {
 		size <<= 1
 	}
-	if t.slot == nil {
-		t.seed = maphash.Comparable(maphash.MakeSeed(), 0) | 1
-	}
 	if cap(t.slot) >= size {
 		t.slot = t.slot[:size]
 		clear(t.slot)
@@ -41,7 +38,7 @@ func (t *strTable) reset(n int) {
 	t.n = 0
 }
 
-// hash returns a seeded 64-bit hash of s. It reads s eight bytes at a time
+// hash returns a 64-bit hash of s. It reads s eight bytes at a time
 // (the last word overlapping the one before) and mixes each word by a
 // 64×64→128-bit multiplication folded to 64 bits; ids are short, so this is
 // several times cheaper than a call to maphash.String. O(len(s)).
@@ -51,7 +48,7 @@ func (t *strTable) hash(s string) uint64 {
 		k1 = 0xe7037ed1a0b428db
 	)
 	n := len(s)
-	h := t.seed ^ uint64(n)*k0
+	h := hashSeed ^ uint64(n)*k0
 	switch {
 	case n >= 8:
 		last := s[n-8:]
@@ -67,6 +64,9 @@ func (t *strTable) hash(s string) uint64 {
 	}
 	return mix(h, k0)
 }
+
+// hashSeed starts every hash: any odd constant does.
+const hashSeed = 0x8ebc6af09c88c6e3
 
 // le64 and le32 read the first 8 and 4 bytes of s, little-endian.
 func le64(s string) uint64 {
