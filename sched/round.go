@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -240,6 +241,10 @@ func (r *round) init(in Input, opts Options) error {
 	if in.Lease <= 0 {
 		return &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("lease %v is not positive", in.Lease)}
 	}
+	if n := len(in.Candidates); n > math.MaxInt32 {
+		// The round indexes candidates with int32s.
+		return &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("%d candidates, more than %d", n, math.MaxInt32)}
+	}
 	var rater FairRater
 	if opts.AdvanceFairShare {
 		var ok bool
@@ -334,7 +339,7 @@ func (r *round) init(in Input, opts Options) error {
 			r.running = append(r.running, int32(i))
 			r.expHeld += int(c.Demand)
 		}
-		// Candidates usually come grouped by tenant: skip the map then.
+		// Candidates usually come grouped by tenant: skip the lookup then.
 		ti := lastTenant
 		if i == 0 || c.Tenant != lastID {
 			ti = tenantIDs.index(c.Tenant)
