@@ -98,3 +98,30 @@ func ExampleCluster_DrainNode() {
 	// false placement: remove node "a": 8 GPUs still held
 	// <nil> 8
 }
+
+// A scheduler granting new jobs places and allocates each in one step; a
+// job that does not fit changes nothing, and neither does an id in use.
+func ExampleCluster_Assign() {
+	c, _ := placement.NewCluster([]placement.Node{{ID: "a", GPUs: 8}, {ID: "b", GPUs: 8}})
+	for _, job := range []struct {
+		id     string
+		demand int
+	}{{"j1", 6}, {"j2", 4}, {"j1", 2}, {"j3", 8}} {
+		p, err := c.Assign(job.id, job.demand)
+		switch {
+		case errors.Is(err, placement.ErrNoFit), errors.Is(err, placement.ErrDuplicateAllocation):
+			fmt.Printf("%s waits: %v\n", job.id, err)
+		case err != nil:
+			panic(err)
+		default:
+			fmt.Printf("%s on %s\n", job.id, p)
+		}
+	}
+	fmt.Println("free:", c.Free())
+	// Output:
+	// j1 on a:0,1,2,3,4,5
+	// j2 on b:0,1,2,3
+	// j1 waits: placement: allocate "j1": duplicate allocation
+	// j3 waits: placement: needs 8 on ≤ 1 node, largest free block is 4
+	// free: 6
+}
