@@ -237,6 +237,7 @@ func (p *Progress) stamp(o time.Duration) string {
 	return p.time(o).UTC().Format(time.RFC3339Nano)
 }
 
+// checkOverheads rejects a cfg with a negative overhead: ErrConfig.
 func checkOverheads(op string, at time.Time, cfg SimConfig) error {
 	if cfg.Checkpoint < 0 || cfg.ColdStart < 0 || cfg.Iteration < 0 {
 		return &Error{Op: op, At: at, Err: ErrConfig, Detail: fmt.Sprintf("negative overhead in %+v", cfg)}

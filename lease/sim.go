@@ -44,8 +44,8 @@ type Sim struct {
 // NewSim returns a simulated side-effect implementation. Negative durations
 // are ErrConfig.
 func NewSim(cfg SimConfig) (*Sim, error) {
-	if cfg.Checkpoint < 0 || cfg.ColdStart < 0 || cfg.Iteration < 0 {
-		return nil, &Error{Op: "new sim", Err: ErrConfig, Detail: fmt.Sprintf("negative overhead in %+v", cfg)}
+	if err := checkOverheads("new sim", time.Time{}, cfg); err != nil {
+		return nil, err
 	}
 	return &Sim{cfg: cfg, jobs: make(map[ledger.JobID]*Progress)}, nil
 }
