@@ -178,44 +178,48 @@ func TestProgressRejectsMisuse(t *testing.T) {
 	}
 	tests := map[string]struct {
 		p    Progress
+		prep func(p *Progress) // legal steps before the rejected call, if any
 		do   func(p *Progress) error
 		want error
 	}{
-		"a signal of a pending job":  {Progress{}, func(p *Progress) error { return p.Signal(t0) }, ErrInvalidTransition},
-		"a release without a signal": {running(), func(p *Progress) error { _, err := p.Release(t2, cfg); return err }, ErrInvalidTransition},
-		"a second start":             {running(), func(p *Progress) error { return p.Start(t2) }, ErrInvalidTransition},
-		"a restore of a running job": {running(), func(p *Progress) error { _, err := p.Restore(t2, cfg); return err }, ErrInvalidTransition},
-		"a renewal before the start": {running(), func(p *Progress) error { _, err := p.Renew(t0, cfg); return err }, ErrTimeBackwards},
-		"a renewal after the work is done": {running(), func(p *Progress) error {
+		"a signal of a pending job":  {Progress{}, nil, func(p *Progress) error { return p.Signal(t0) }, ErrInvalidTransition},
+		"a release without a signal": {running(), nil, func(p *Progress) error { _, err := p.Release(t2, cfg); return err }, ErrInvalidTransition},
+		"a second start":             {running(), nil, func(p *Progress) error { return p.Start(t2) }, ErrInvalidTransition},
+		"a restore of a running job": {running(), nil, func(p *Progress) error { _, err := p.Restore(t2, cfg); return err }, ErrInvalidTransition},
+		"a renewal before the start": {running(), nil, func(p *Progress) error { _, err := p.Renew(t0, cfg); return err }, ErrTimeBackwards},
+		"a renewal after the work is done": {running(), nil, func(p *Progress) error {
 			_, err := p.Renew(t3, cfg)
 			return err
 		}, ErrInvalidTransition},
-		"a signal after the work is done": {running(), func(p *Progress) error { return p.Signal(t3) }, ErrInvalidTransition},
-		"a finish after the work is done": {running(), func(p *Progress) error { return p.Finish(t3, Completed) }, ErrInvalidValue},
-		"a finish in a live state":        {running(), func(p *Progress) error { return p.Finish(t2, Suspended) }, ErrInvalidValue},
-		"a negative overhead": {running(), func(p *Progress) error {
+		"a signal after the work is done": {running(), nil, func(p *Progress) error { return p.Signal(t3) }, ErrInvalidTransition},
+		"a finish after the work is done": {running(), nil, func(p *Progress) error { return p.Finish(t3, Completed) }, ErrInvalidValue},
+		"a finish in a live state":        {running(), nil, func(p *Progress) error { return p.Finish(t2, Suspended) }, ErrInvalidValue},
+		"a negative overhead": {running(), nil, func(p *Progress) error {
 			_, err := p.Renew(t2, SimConfig{Checkpoint: -1})
 			return err
 		}, ErrConfig},
-		"a deadline before the signal": {running(), func(p *Progress) error {
+		"a deadline before the signal": {running(), func(p *Progress) {
 			must(t, p.Signal(t2))
+		}, func(p *Progress) error {
 			_, err := p.Release(t1, cfg)
 			return err
 		}, ErrTimeBackwards},
-		"a restore before the release": {running(), func(p *Progress) error {
+		"a restore before the release": {running(), func(p *Progress) {
 			must(t, p.Signal(t1))
 			_, err := p.Release(t2, cfg) // released at t1+10s
 			must(t, err)
-			_, err = p.Restore(t1.Add(sec(5)), cfg)
+		}, func(p *Progress) error {
+			_, err := p.Restore(t1.Add(sec(5)), cfg)
 			return err
 		}, ErrTimeBackwards},
-		"a start at the zero time": {Progress{}, func(p *Progress) error { return p.Start(time.Time{}) }, ErrInvalidValue},
-		"a renewal in the year 2300": {running(), func(p *Progress) error {
+		"a start at the zero time": {Progress{}, nil, func(p *Progress) error { return p.Start(time.Time{}) }, ErrInvalidValue},
+		"a renewal in the year 2300": {running(), nil, func(p *Progress) error {
 			_, err := p.Renew(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), cfg)
 			return err
 		}, ErrInvalidValue},
-		"an event after the finish": {running(), func(p *Progress) error {
+		"an event after the finish": {running(), func(p *Progress) {
 			must(t, p.Finish(t1, Failed))
+		}, func(p *Progress) error {
 			_, err := p.Restore(t2, cfg)
 			return err
 		}, ErrInvalidTransition},
@@ -223,7 +227,10 @@ func TestProgressRejectsMisuse(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := tc.p
-			var before Progress
+			if tc.prep != nil {
+				tc.prep(&p)
+			}
+			before := p
 			err := tc.do(&p)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
@@ -233,10 +240,8 @@ func TestProgressRejectsMisuse(t *testing.T) {
 				t.Errorf("error %v does not name its time", err)
 			}
 			// The failing call leaves the value as the steps before it did.
-			before = tc.p
-			_ = tc.do(&before)
-			if before != p {
-				t.Errorf("state changed by a rejected call: %+v, then %+v", p, before)
+			if p != before {
+				t.Errorf("state changed by a rejected call: %+v, then %+v", before, p)
 			}
 		})
 	}
