@@ -190,6 +190,13 @@ func (s *Scheduler) finishUntil(t time.Time) error {
 				if err := s.Ledger.Finish(f, j.id, ledger.Completed); err != nil {
 					return err
 				}
+				// Nothing reads a finished job's account here, so drop
+				// its record: a scheduler that runs for months keeps
+				// memory proportional to its live jobs. Tenant and
+				// cluster accounts are unaffected.
+				if err := s.Ledger.Forget(j.id); err != nil {
+					return err
+				}
 				fmt.Fprintf(s.out, "%s  %-6s finishes, %2d GPUs free\n", clock(f), j.id, s.capacity-s.used)
 			}
 		}
