@@ -656,8 +656,9 @@ func topSums(t *btree.BTreeG[key]) (s [maxIndexedSpan + 1]int) {
 }
 
 // refresh brings the free totals, top sums and top-k index entries of the
-// stale domains fully up to date. O(stale domains · (log +
-// maxIndexedSpan·log domains)).
+// stale domains fully up to date: each span's list in turn, as
+// refreshSpan does. O(maxIndexedSpan · stale domains · (log + maxIndexedSpan
+// + log domains)), log being that of a domain's node tree.
 func (c *Cluster) refresh() {
 	for j := 1; j <= maxIndexedSpan; j++ {
 		c.refreshList(j)
@@ -667,7 +668,8 @@ func (c *Cluster) refresh() {
 // refreshSpan brings up to date what a decision for a span of k nodes
 // reads: for k ≤ maxIndexedSpan the top-k sums and byTop[k] entries of the
 // domains changed since the last such refresh, for a larger k everything.
-// O(those domains · log domains), or as refresh for k > maxIndexedSpan.
+// O(those domains · (log + k + log domains)), log being that of a
+// domain's node tree, or as refresh for k > maxIndexedSpan.
 func (c *Cluster) refreshSpan(k int) {
 	if k > maxIndexedSpan {
 		c.refresh()

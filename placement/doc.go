@@ -87,11 +87,11 @@
 // the domains of each level that have enough free GPUs. Allocate and
 // Release cost O(s log n + s·levels·log domains) on s nodes; the top-k
 // sum of a domain they touch is recomputed only when a decision for k
-// nodes next needs it, at O(log domains + k), so a domain changed many
-// times in between pays once, and only for the spans asked for (a Clone
-// brings all of them up to date, once). Clone is O(levels); the first
-// changes after a Clone also copy the B-tree nodes on their paths (tens of
-// kilobytes), later ones do not.
+// nodes next needs it, at O(k + log n + log domains), so a domain changed
+// many times in between pays once, and only for the spans asked for (a
+// Clone brings all of them up to date, once). Clone is O(levels); the
+// first changes after a Clone also copy the B-tree nodes on their paths
+// (tens of kilobytes), later ones do not.
 //
 // # Concurrency
 //
