@@ -601,9 +601,15 @@ func (r *round) allocate(ci int32, p placement.Placement) error {
 	if err := r.p.Allocate(id, p); err != nil {
 		return r.allocErr(ci, err)
 	}
+	return r.allocated(ci, p)
+}
+
+// allocated marks candidate ci granted, p being allocated to it on the
+// Placer, and allocates p in the optimistic view if there is one.
+func (r *round) allocated(ci int32, p placement.Placement) error {
 	r.cands[ci].status = granted
 	if r.a != nil {
-		if err := r.a.Allocate(id, p); err != nil {
+		if err := r.a.Allocate(string(r.in[ci].Job), p); err != nil {
 			return r.placerErr(ci, "allocate in the optimistic view", err)
 		}
 	}
@@ -631,13 +637,7 @@ func (r *round) placeNow(ci int32, d int) (q placement.Placement, nofit, err err
 	case r.cl == nil:
 		return q, nil, r.allocate(ci, q)
 	}
-	r.cands[ci].status = granted
-	if r.a != nil {
-		if err := r.a.Allocate(id, q); err != nil {
-			return q, nil, r.placerErr(ci, "allocate in the optimistic view", err)
-		}
-	}
-	return q, nil, nil
+	return q, nil, r.allocated(ci, q)
 }
 
 // release frees running candidate ci.
