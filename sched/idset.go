@@ -107,6 +107,13 @@ func (t *strTable) put(p, h uint64, i int32) {
 	t.n++
 }
 
+// putNew stores index i for a key with hash h that the table does not
+// hold. O(1) expected.
+func (t *strTable) putNew(h uint64, i int32) {
+	_, p := t.find(h, func(int32) bool { return false })
+	t.put(p, h, i)
+}
+
 // idSet finds duplicate job ids among the candidates: add hashes them one
 // by one during validation, and firstDuplicate checks them all at once in
 // cache-sized groups, where one large table (or a Go map) would cost a cache
@@ -217,6 +224,7 @@ type tenantSet struct {
 	ids []ledger.TenantID
 }
 
+// reset empties the set, keeping a small table.
 func (s *tenantSet) reset() {
 	s.t.reset(32)
 	clear(s.ids)
@@ -234,13 +242,9 @@ func (s *tenantSet) add(id ledger.TenantID) {
 	if 2*(s.t.n+1) > len(s.t.slot) {
 		s.t.reset(len(s.t.slot))
 		for j, x := range s.ids {
-			h := s.t.hash(string(x))
-			_, p := s.t.find(h, func(int32) bool { return false })
-			s.t.put(p, h, int32(j))
+			s.t.putNew(s.t.hash(string(x)), int32(j))
 		}
 	}
-	h := s.t.hash(string(id))
-	_, p := s.t.find(h, func(int32) bool { return false })
-	s.t.put(p, h, int32(len(s.ids)))
+	s.t.putNew(s.t.hash(string(id)), int32(len(s.ids)))
 	s.ids = append(s.ids, id)
 }

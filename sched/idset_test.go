@@ -118,3 +118,29 @@ func TestTheFirstBadCandidateIsReported(t *testing.T) {
 		})
 	}
 }
+
+// The tenant table grows past its first size and keeps every index: a
+// round with many tenants finds each at the index it was added with.
+func TestTenantSetGrows(t *testing.T) {
+	var s tenantSet
+	for range 2 { // and again, after a reset
+		s.reset()
+		const n = 1000
+		for i := range n {
+			id := ledger.TenantID(fmt.Sprintf("tenant-%d", i))
+			if j := s.index(id); j != -1 {
+				t.Fatalf("%s found at %d before it was added", id, j)
+			}
+			s.add(id)
+		}
+		for i := range n {
+			id := ledger.TenantID(fmt.Sprintf("tenant-%d", i))
+			if j := s.index(id); j != int32(i) {
+				t.Fatalf("%s at %d, want %d", id, j, i)
+			}
+		}
+		if j := s.index("nobody"); j != -1 {
+			t.Fatalf("an absent tenant at %d", j)
+		}
+	}
+}
