@@ -38,11 +38,11 @@ func (t *strTable) reset(n int) {
 	t.n = 0
 }
 
-// hash returns a 64-bit hash of s. It reads s eight bytes at a time
+// strHash returns a 64-bit hash of s. It reads s eight bytes at a time
 // (the last word overlapping the one before) and mixes each word by a
 // 64×64→128-bit multiplication folded to 64 bits; ids are short, so this is
 // several times cheaper than a call to maphash.String. O(len(s)).
-func (t *strTable) hash(s string) uint64 {
+func strHash(s string) uint64 {
 	const (
 		k0 = 0xa0761d6478bd642f
 		k1 = 0xe7037ed1a0b428db
@@ -169,7 +169,7 @@ func (s *idSet) group(h uint64) uint64 {
 // add hashes the id of the next candidate. O(length of the id).
 func (s *idSet) add() {
 	i := s.n
-	h := s.t.hash(string(s.names[i].Job))
+	h := strHash(string(s.names[i].Job))
 	s.hashed[i] = hashedID{h: h, i: int32(i)}
 	s.starts[s.group(h)+1]++
 	s.n++
@@ -233,7 +233,7 @@ func (s *tenantSet) reset() {
 
 // index returns the index of tenant id, or -1. O(1) expected.
 func (s *tenantSet) index(id ledger.TenantID) int32 {
-	j, _ := s.t.find(s.t.hash(string(id)), func(j int32) bool { return s.ids[j] == id })
+	j, _ := s.t.find(strHash(string(id)), func(j int32) bool { return s.ids[j] == id })
 	return j
 }
 
@@ -242,9 +242,9 @@ func (s *tenantSet) add(id ledger.TenantID) {
 	if 2*(s.t.n+1) > len(s.t.slot) {
 		s.t.reset(len(s.t.slot))
 		for j, x := range s.ids {
-			s.t.putNew(s.t.hash(string(x)), int32(j))
+			s.t.putNew(strHash(string(x)), int32(j))
 		}
 	}
-	s.t.putNew(s.t.hash(string(id)), int32(len(s.ids)))
+	s.t.putNew(strHash(string(id)), int32(len(s.ids)))
 	s.ids = append(s.ids, id)
 }
