@@ -23,20 +23,19 @@ import (
 
 // options are the command's flags.
 type options struct {
-	trace, quota       string
-	nodes, gpn         int
-	lease, interval    time.Duration
-	checkpoint, cold   time.Duration
-	policies           string
-	seed               uint64
-	jobs               int
-	json, quiet        bool
-	lenient, overhead  bool
-	check              bool
-	out, metricsMode   string
-	checkpointOnRenew  bool
-	iteration          time.Duration
-	accountsModeForAll string
+	trace, quota      string
+	nodes, gpn        int
+	lease, interval   time.Duration
+	checkpoint, cold  time.Duration
+	policies          string
+	seed              uint64
+	jobs              int
+	json, quiet       bool
+	lenient, overhead bool
+	check             bool
+	out, metricsMode  string
+	checkpointOnRenew bool
+	iteration         time.Duration
 }
 
 // errUsage marks a command-line mistake (the flag package has printed it).
