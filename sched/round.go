@@ -388,7 +388,11 @@ func (r *round) init(in Input, opts Options) error {
 		t := &r.tenants[r.cands[i].tenant]
 		t.heap = append(t.heap, int32(i))
 	}
-	r.candLT = candOrder{key: r.key, cands: r.cands, in: r.in, tie: opts.TieBreak}
+	tie := opts.TieBreak
+	if tie == nil {
+		tie = BySubmit
+	}
+	r.candLT = candOrder{key: r.key, cands: r.cands, in: r.in, tie: tie}
 	r.tenLT = tenantOrder{tenants: r.tenants, order: opts.TenantOrder}
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
@@ -442,9 +446,10 @@ func (r *round) prepare(ti int32) error {
 }
 
 // candOrder orders candidates: higher reward first, then the tie-break
-// (nil: [BySubmit]), then the job id. The first component
-// of every score is also kept in key, a dense array, so that most
-// comparisons touch 8 bytes per candidate instead of a whole cand.
+// (Options.TieBreak, or [BySubmit], set once per round), then the job id.
+// The first component of every score is also kept in key, a dense array,
+// so that most comparisons touch 8 bytes per candidate instead of a whole
+// cand.
 type candOrder struct {
 	key   []float64
 	cands []cand
@@ -460,11 +465,7 @@ func (o candOrder) less(i, j int32) bool {
 		return c > 0
 	}
 	a, b := &o.in[i], &o.in[j]
-	tie := o.tie
-	if tie == nil {
-		tie = BySubmit
-	}
-	if c := tie(a, b); c != 0 {
+	if c := o.tie(a, b); c != 0 {
 		return c < 0
 	}
 	return a.Job < b.Job
