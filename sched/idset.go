@@ -158,13 +158,9 @@ func (s *idSet) begin(cands []Candidate) {
 	s.n = 0
 }
 
-// group returns the group of the ids with hash h: its top bits.
-func (s *idSet) group(h uint64) uint64 {
-	if s.shift == 64 {
-		return 0
-	}
-	return h >> s.shift
-}
+// group returns the group of the ids with hash h: its top bits (none, so
+// group 0, when the shift is 64: Go shifts every bit out).
+func (s *idSet) group(h uint64) uint64 { return h >> s.shift }
 
 // add hashes the id of the next candidate. O(length of the id).
 func (s *idSet) add() {
