@@ -30,8 +30,9 @@ import (
 // previous event, returns an *[Error] matching [ErrInvalidTransition] or
 // [ErrTimeBackwards] and leaves the value unchanged. Every method is O(1)
 // and allocates nothing on success. Times are read as Unix nanoseconds, so
-// they must lie between the years 1678 and 2262 ([ErrInvalidValue]
-// otherwise). The zero Progress is a pending job without work.
+// they must lie between the years 1678 and 2262, and an event within 292
+// years of the job's first start ([ErrInvalidValue] otherwise). The zero
+// Progress is a pending job without work.
 type Progress struct {
 	loc     *time.Location // of the first Start or Restore, for the times returned
 	epochNs int64          // that event in Unix nanoseconds; the offsets below count from it
@@ -226,6 +227,9 @@ func (p *Progress) check(op string, at time.Time, to State, want states) (time.D
 		return 0, nil
 	}
 	o := p.off(at)
+	if (at.UnixNano() >= p.epochNs) != (o >= 0) {
+		return 0, p.fail(op, at, ErrInvalidValue, to, "more than 292 years from the first start at %v", p.stamp(0))
+	}
 	if o < p.last {
 		return 0, p.fail(op, at, ErrTimeBackwards, 0, "previous event at %v", p.stamp(p.last))
 	}

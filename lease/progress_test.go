@@ -217,6 +217,12 @@ func TestProgressRejectsMisuse(t *testing.T) {
 			_, err := p.Renew(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), cfg)
 			return err
 		}, ErrInvalidValue},
+		"a renewal more than 292 years after the start": {Progress{work: 1<<63 - 1}, func(p *Progress) {
+			must(t, p.Start(time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC)))
+		}, func(p *Progress) error {
+			_, err := p.Renew(time.Date(2250, 1, 1, 0, 0, 0, 0, time.UTC), cfg)
+			return err
+		}, ErrInvalidValue},
 		"an event after the finish": {running(), func(p *Progress) {
 			must(t, p.Finish(t1, Failed))
 		}, func(p *Progress) error {
