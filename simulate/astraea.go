@@ -428,8 +428,9 @@ type trimmer struct {
 	free int
 
 	// Every waiting job the trimmer has seen has a record (JobState.trim)
-	// with its groups and its ρ_job memo: a job costs no lookup per round. A group is a key (tenant, or "" for the single-level
-	// variant, and demand; demand 0 gathers the demands above F); keys keep
+	// with its groups and its ρ_job memo: a job costs no lookup per round.
+	// A group is a key (tenant, or "" for the single-level variant, and
+	// demand; demand 0 gathers the demands above F); keys keep
 	// their index from round to round, and the per-round state of group gi
 	// is counts[gi] (new jobs kept), blocked[gi] (a demand-0 group: the
 	// tenant's first impossible job is kept) and groups[gi] (its suspended
@@ -609,7 +610,7 @@ func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*waiting, n in
 // round to the next, to bound its ρ_job without reading it.
 type rhoMemo struct {
 	alloc, fair float64   // the account read at `at`
-	at          time.Time //
+	at          time.Time // when the account was read
 	leases      int       // the job's Leases then: a grant since voids the memo
 	// settled: two reads at different times found the same Alloc, so the
 	// job held no GPUs in between (its checkpoint was written); it holds
@@ -636,10 +637,9 @@ func (w *waiting) read(acc sched.Accounts, now time.Time) oldJob {
 
 // bound returns a lower bound on the job's ρ_job now, if its account was
 // read while it waited and held no GPUs. Alloc has not moved since; the
-// fair share ∫min(D, …) has grown by at most D per second, plus a margin
-// far above the rounding of the ledger's cumulative sums (their size is at
-// most D × seconds since the epoch). The bound relies on the accounts
-// being cumulative, as in the engine's ledger (unbounded history): with a
+// fair share ∫min(D, …) has grown by at most D per second (lowRho adds the
+// margin for rounding). The bound relies on the accounts being
+// cumulative, as in the engine's ledger (unbounded history): with a
 // trailing window or a half-life, Alloc would shrink as time passes.
 func (w *waiting) bound(now time.Time) (ledger.Rho, bool) {
 	m, js := w.memo, w.js

@@ -6,7 +6,11 @@ import "github.com/astraea-sched/astraea/placement"
 // by the engine as it allocates and releases. A policy reads it to bound how
 // many gangs of d GPUs can be placed: on a consolidated cluster a gang no
 // larger than the largest node takes d GPUs of one node, so at most
-// Σ_n ⌊free_n ÷ d⌋ of them fit. Updates cost one map lookup per slot.
+// Σ_n ⌊free_n ÷ d⌋ of them fit. That holds for the engine's cluster, which
+// is built with placement's default strict consolidation and never drains a
+// node (a draining node's free GPUs would be counted here yet refuse
+// placements); a node's free count never exceeds its GPUs, so it always
+// indexes hist. Updates cost one map lookup per slot.
 type nodeFree struct {
 	free    map[string]int
 	hist    []int // hist[f]: nodes with f free GPUs
