@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -124,6 +125,25 @@ func BenchmarkPlaceAllocateRelease(b *testing.B) {
 				continue
 			}
 			if err := c.Allocate("bench", p); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Release("bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAssignRelease measures the same decision taken the way a
+// scheduler grants a new job: Assign (place and allocate in one step), then
+// Release. Compare with BenchmarkPlaceAllocateRelease.
+func BenchmarkAssignRelease(b *testing.B) {
+	benchTraceDemands(b, func(b *testing.B, c *Cluster, demands []int) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := c.Assign("bench", demands[i&1023]); err != nil {
+				if errors.Is(err, ErrNoFit) {
+					continue
+				}
 				b.Fatal(err)
 			}
 			if _, err := c.Release("bench"); err != nil {
