@@ -278,8 +278,8 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 }
 
 // Clone returns an independent copy of c, for planning a round without
-// committing it. It costs O(topology levels), plus bringing the domains
-// changed since they were last brought up to date fully up to date in c
+// committing it. It costs O(topology levels), plus bringing every domain
+// of c whose top sums lag behind its nodes up to date, for every span
 // (once: further clones of an unchanged c find nothing to do) — the
 // indexes are copy-on-write B-trees, and node and domain records are copied
 // lazily, the first time either cluster changes them — so later mutations
