@@ -80,6 +80,15 @@ func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 		if got != want {
 			t.Fatalf("fitsReleased = %v, releasing and asking the cluster says %v (demands %v)", got, want, s.PendingDemands)
 		}
+		// The engine's per-node free counts give the same answer as
+		// reading the nodes from the cluster.
+		s.nodes = newNodeFree(nodes)
+		for _, p := range before {
+			s.nodes.change(p, -1)
+		}
+		if got, err := a.fitsReleased(s, expGPUs); err != nil || got != want {
+			t.Fatalf("fitsReleased with free counts = %v (%v), releasing and asking the cluster says %v (demands %v)", got, err, want, s.PendingDemands)
+		}
 		if after := allocations(c); !maps.EqualFunc(before, after, placement.Placement.Equal) {
 			t.Fatalf("allocations changed:\n%v\n%v", before, after)
 		}
