@@ -41,7 +41,6 @@ type tenant struct {
 }
 
 type job struct {
-	key     int // incarnation: a forgotten id submitted again is a new job
 	tenant  string
 	demand  int
 	weight  float64
@@ -54,7 +53,7 @@ type state struct {
 	at       int64
 	capacity int
 	tenants  map[string]tenant
-	jobs     map[int]job // by incarnation key
+	jobs     map[int]job // by incarnation key: a forgotten id submitted again is a new job
 }
 
 func (s state) clone(at int64) state {
@@ -218,7 +217,7 @@ func (o *Oracle) Submit(at int64, id, tenantID string, demand int, w float64) Ki
 	s := o.cur().clone(at)
 	o.nextKey++
 	o.ids[id] = o.nextKey
-	s.jobs[o.nextKey] = job{key: o.nextKey, tenant: tenantID, demand: demand, weight: w, active: true}
+	s.jobs[o.nextKey] = job{tenant: tenantID, demand: demand, weight: w, active: true}
 	o.commit(at, s)
 	return OK
 }
