@@ -295,9 +295,10 @@ func anyFits(s *State) bool {
 // one node would have it free (the GPUs a node gains come from the expiring
 // jobs' slots); a larger one fits if it may span nodes (the cluster's own
 // Fits says so when enough GPUs are free now and no node has the demand
-// free) and enough GPUs would be free in all. O(e log nodes) for the e
-// nodes the expiring jobs use, plus one Fits per distinct pending demand up
-// to the GPUs that would be free. Where that does not settle it, it
+// free) and enough GPUs would be free in all. Cost: nodeGains, then
+// O(log nodes) for each of the e nodes the expiring jobs use (O(1) with the
+// engine's free counts), plus one Fits per distinct pending demand up to
+// the GPUs that would be free. Where that does not settle it, it
 // releases the expiring jobs for a moment and asks the cluster (see
 // fitsReleasedSlow).
 func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
