@@ -414,8 +414,8 @@ func (s *series) set(t int64, r float64, d decay, begin int64) {
 	s.st.add(p)
 }
 
-// at returns the value at time t. O(log n); O(1) when t is at or after the
-// last breakpoint.
+// at returns the value at time t. O(log n + blockLen) (see find); O(1)
+// when t is at or after the last breakpoint.
 func (s *series) at(t int64, d decay) float64 {
 	p, ok := s.st.find(t, d)
 	if !ok {
