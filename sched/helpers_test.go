@@ -64,6 +64,17 @@ func (o opaquePlacer) Fits(d int) bool                                 { return 
 func (o opaquePlacer) Allocate(id string, p placement.Placement) error { return o.p.Allocate(id, p) }
 func (o opaquePlacer) Release(id string) (placement.Placement, error)  { return o.p.Release(id) }
 
+// withoutPlacerOnly adds the cluster's PlaceWithout to an opaquePlacer: the
+// optimistic look in one call, still without a clone.
+type withoutPlacerOnly struct {
+	opaquePlacer
+	c *placement.Cluster
+}
+
+func (w withoutPlacerOnly) PlaceWithout(d int, ids []string) (placement.Placement, error) {
+	return w.c.PlaceWithout(d, ids)
+}
+
 func cluster(tb testing.TB, nodes, gpus int) *placement.Cluster {
 	tb.Helper()
 	ns := make([]placement.Node, nodes)

@@ -140,6 +140,16 @@ func TestPropertyRoundMatchesReference(t *testing.T) {
 		if !reflect.DeepEqual(got.Grants, opaque.Grants) || !reflect.DeepEqual(got.Released, opaque.Released) {
 			t.Fatalf("opaque placer decides differently\n got  %+v\n want %+v", opaque.Grants, got.Grants)
 		}
+		// Its one-call optimistic look (PlaceWithout) gives the very same
+		// result, reasons included, and leaves the same cluster.
+		opaque, opaqueCl, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return opaquePlacer{c} })
+		without, withoutCl, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return withoutPlacerOnly{opaquePlacer{c}, c} })
+		if !reflect.DeepEqual(opaque, without) {
+			t.Fatalf("PlaceWithout decides differently\n got  %+v\n want %+v", without, opaque)
+		}
+		if !reflect.DeepEqual(allocations(opaqueCl), allocations(withoutCl)) {
+			t.Fatalf("PlaceWithout leaves a different cluster")
+		}
 	})
 }
 

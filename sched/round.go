@@ -27,6 +27,11 @@ type (
 	freeCounter interface{ Free() int }
 	// clusterCloner copies a placement.Cluster (or a type embedding one).
 	clusterCloner interface{ Clone() *placement.Cluster }
+	// withoutPlacer places as if some allocations were released, leaving
+	// them as they are (placement.Cluster implements it).
+	withoutPlacer interface {
+		PlaceWithout(demand int, ids []string) (placement.Placement, error)
+	}
 )
 
 // Cloner is an optional face of a Placer: an independent copy of its state.
@@ -35,7 +40,10 @@ type (
 // any type with its Clone method, is recognized without implementing
 // Cloner. Without a copy the round computes the same view by releasing
 // those jobs for a moment on the Placer itself, which costs O(expiring jobs)
-// placer operations per look instead of one.
+// placer operations per look instead of one; a Placer with
+// placement.Cluster's PlaceWithout method takes that look in one call,
+// which frees and holds again those jobs' GPUs without releasing and
+// allocating them.
 type Cloner interface {
 	ClonePlacer() placement.Placer
 }
@@ -95,6 +103,8 @@ type round struct {
 	clone   func() placement.Placer
 	free    func() int
 	cl      *placement.Cluster // the Placer, if it is a Cluster itself
+	without withoutPlacer      // the Placer's PlaceWithout, if any
+	looks   []string           // the ids released for an optimistic look
 	expHeld int                // GPUs held by running candidates not yet decided
 	owners  map[gpuKey]int32
 	// The demands that failed in the current state, with the index (1 +)
@@ -224,7 +234,7 @@ func (r *round) keep() {
 	r.res = Result{}
 	r.accounts, r.reward, r.opts = nil, nil, Options{}
 	r.candLT, r.tenLT = candOrder{}, tenantOrder{}
-	r.p, r.a, r.clone, r.free, r.cl = nil, nil, nil, nil, nil
+	r.p, r.a, r.clone, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil
 	r.in = nil
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
@@ -277,6 +287,7 @@ func (r *round) init(in Input, opts Options) error {
 	if f, ok := in.Placer.(freeCounter); ok {
 		r.free = f.Free
 	}
+	r.without, _ = in.Placer.(withoutPlacer)
 	// Place and Allocate in one step, checking nothing twice; only on a
 	// Cluster itself, since a type embedding one may override Allocate.
 	if c, ok := in.Placer.(*placement.Cluster); ok {
@@ -814,6 +825,9 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 	if r.a != nil {
 		return r.a.Place(d)
 	}
+	if r.without != nil {
+		return r.placeWithout(d)
+	}
 	// No copy: release the undecided expiring jobs for a moment.
 	var held []int32
 	restore := func() error {
@@ -840,6 +854,29 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 	q, err := r.p.Place(d)
 	if rerr := restore(); rerr != nil {
 		return placement.Placement{}, rerr
+	}
+	return q, err
+}
+
+// placeWithout takes the optimistic look of optimisticPlace in one call to
+// the Placer's PlaceWithout. It fails as optimisticPlace does.
+func (r *round) placeWithout(d int) (placement.Placement, error) {
+	ids := r.looks[:0]
+	for _, e := range r.running {
+		if r.undecidedHolder(e) {
+			ids = append(ids, string(r.in[e].Job))
+		}
+	}
+	q, err := r.without.PlaceWithout(d, ids)
+	clear(ids)
+	r.looks = ids[:0]
+	var perr *placement.Error
+	if err != nil && errors.Is(err, placement.ErrUnknownAllocation) && errors.As(err, &perr) {
+		for _, e := range r.running {
+			if r.undecidedHolder(e) && string(r.in[e].Job) == perr.Allocation {
+				return placement.Placement{}, r.placerErr(e, "release for an optimistic look", err)
+			}
+		}
 	}
 	return q, err
 }

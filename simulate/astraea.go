@@ -235,8 +235,8 @@ func (a *Astraea) renewAll(s *State, lease time.Duration) Decision {
 }
 
 // inPlace is the cluster as a round's Placer without its Clone: the round
-// then looks at the optimistic view (expiring jobs released) by releasing
-// the few expiring jobs for a moment and restoring them, instead of
+// then looks at the optimistic view (expiring jobs released) by freeing
+// the few expiring jobs' GPUs for a moment (PlaceWithout), instead of
 // copying the cluster, after which every write to either copy would copy
 // B-tree nodes. A tick has a handful of expiring jobs. It has no
 // Allocation either: the running candidates are the engine's own running
@@ -248,6 +248,13 @@ func (p inPlace) Fits(d int) bool                                 { return p.c.F
 func (p inPlace) Allocate(id string, q placement.Placement) error { return p.c.Allocate(id, q) }
 func (p inPlace) Release(id string) (placement.Placement, error)  { return p.c.Release(id) }
 func (p inPlace) Free() int                                       { return p.c.Free() }
+
+// PlaceWithout takes the round's optimistic look in one call (see
+// placement.Cluster.PlaceWithout): the expiring jobs' GPUs are freed for a
+// moment and held again, without releasing and allocating the jobs.
+func (p inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error) {
+	return p.c.PlaceWithout(d, ids)
+}
 
 // undoRound restores the cluster a round planned on: the new grants are
 // released (a moved job's new placement included), then the running jobs
