@@ -582,8 +582,9 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 // read: the n first of the jobs read are the n first of g.
 func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*waiting, n int) []oldJob {
 	read, bounded := t.ranked[:0], t.bounded[:0]
+	scale := marginScale(now)
 	for _, w := range g {
-		if lo, ok := w.bound(now); ok {
+		if lo, ok := w.bound(now, scale); ok {
 			bounded = append(bounded, oldJob{js: w.js, rho: lo, w: w})
 			continue
 		}
@@ -649,24 +650,32 @@ func (w *waiting) read(acc sched.Accounts, now time.Time) oldJob {
 // margin for rounding). The bound relies on the accounts being
 // cumulative, as in the engine's ledger (unbounded history): with a
 // trailing window or a half-life, Alloc would shrink as time passes.
-func (w *waiting) bound(now time.Time) (ledger.Rho, bool) {
-	m, js := w.memo, w.js
+// scale is marginScale(now), computed once per group.
+func (w *waiting) bound(now time.Time, scale float64) (ledger.Rho, bool) {
+	m, js := &w.memo, w.js
 	if !m.settled || m.leases != js.Leases || now.Before(m.at) {
 		return 0, false
 	}
 	d := float64(js.Job.GPUs)
-	return lowRho(m.alloc, m.fair+d*now.Sub(m.at).Seconds(), d, now), true
+	return lowRho(m.alloc, m.fair+d*now.Sub(m.at).Seconds(), d, scale), true
+}
+
+// marginScale is the size, in seconds, that lowRho's margin for rounding
+// scales with at time now: the seconds since the epoch, plus 10⁹.
+func marginScale(now time.Time) float64 {
+	return math.Abs(float64(now.Unix())) + 1e9
 }
 
 // lowRho is a lower bound on alloc ÷ the ledger's fair share, given an
 // upper bound fair on that share in exact arithmetic: the margin is far
 // above the rounding of the ledger's cumulative sums, whose size is at most
-// d × seconds since the epoch.
-func lowRho(alloc, fair, d float64, now time.Time) ledger.Rho {
+// d × seconds since the epoch; scale is marginScale of the time of the
+// bound.
+func lowRho(alloc, fair, d, scale float64) ledger.Rho {
 	if alloc <= 0 {
 		return 0
 	}
-	margin := d * 1e-12 * (math.Abs(float64(now.Unix())) + 1e9)
+	margin := d * 1e-12 * scale
 	return ledger.Rho(alloc / (fair + margin) * (1 - 1e-12))
 }
 
