@@ -30,9 +30,11 @@ import (
 // previous event, returns an *[Error] matching [ErrInvalidTransition] or
 // [ErrTimeBackwards] and leaves the value unchanged. Every method is O(1)
 // and allocates nothing on success. Times are read as Unix nanoseconds, so
-// they must lie between the years 1678 and 2262, and an event within 292
-// years of the job's first start ([ErrInvalidValue] otherwise). The zero
-// Progress is a pending job without work.
+// they must lie between the years 1678 and 2262; the work, each overhead,
+// the time from the job's first start to any event and the renewal pauses
+// piled up ahead of an event are each at most [MaxSpan] ([ErrInvalidValue],
+// or [ErrConfig] for an overhead, otherwise), so that no sum of them can
+// overflow. The zero Progress is a pending job without work.
 type Progress struct {
 	loc     *time.Location // of the first Start or Restore, for the times returned
 	epochNs int64          // that event in Unix nanoseconds; the offsets below count from it
@@ -56,11 +58,18 @@ type Progress struct {
 	state uint8 // a State; Running also covers the cold start (see State)
 }
 
+// MaxSpan bounds every duration a [Progress] adds up: its work, an overhead,
+// the time from its first start to an event. Sums of a few such spans stay
+// far inside the ±292 years an int64 of nanoseconds holds, so the model
+// needs no overflow checks on its hot path; no real job comes near it.
+const MaxSpan = 50 * 365 * 24 * time.Hour
+
 // NewProgress returns a pending job that needs work of useful running time.
-// A negative work is [ErrInvalidValue]; zero work completes at its start.
+// A negative work, or one above [MaxSpan], is [ErrInvalidValue]; zero work
+// completes at its start.
 func NewProgress(work time.Duration) (Progress, error) {
-	if work < 0 {
-		return Progress{}, &Error{Op: "progress", Err: ErrInvalidValue, Detail: fmt.Sprintf("work %v must not be negative", work)}
+	if work < 0 || work > MaxSpan {
+		return Progress{}, &Error{Op: "progress", Err: ErrInvalidValue, Detail: fmt.Sprintf("work %v must lie in [0, %v]", work, MaxSpan)}
 	}
 	return Progress{work: work, state: uint8(Pending)}, nil
 }
@@ -227,8 +236,8 @@ func (p *Progress) check(op string, at time.Time, to State, want states) (time.D
 		return 0, nil
 	}
 	o := p.off(at)
-	if (at.UnixNano() >= p.epochNs) != (o >= 0) {
-		return 0, p.fail(op, at, ErrInvalidValue, to, "more than 292 years from the first start at %v", p.stamp(0))
+	if (at.UnixNano() >= p.epochNs) != (o >= 0) || o > MaxSpan {
+		return 0, p.fail(op, at, ErrInvalidValue, to, "more than %v after the first start at %v", MaxSpan, p.stamp(0))
 	}
 	if o < p.last {
 		return 0, p.fail(op, at, ErrTimeBackwards, 0, "previous event at %v", p.stamp(p.last))
@@ -241,10 +250,14 @@ func (p *Progress) stamp(o time.Duration) string {
 	return p.time(o).UTC().Format(time.RFC3339Nano)
 }
 
-// checkOverheads rejects a cfg with a negative overhead: ErrConfig.
+// inSpan reports whether d lies in [0, MaxSpan].
+func inSpan(d time.Duration) bool { return d >= 0 && d <= MaxSpan }
+
+// checkOverheads rejects a cfg with an overhead outside [0, MaxSpan]:
+// ErrConfig.
 func checkOverheads(op string, at time.Time, cfg SimConfig) error {
-	if cfg.Checkpoint < 0 || cfg.ColdStart < 0 || cfg.Iteration < 0 {
-		return &Error{Op: op, At: at, Err: ErrConfig, Detail: fmt.Sprintf("negative overhead in %+v", cfg)}
+	if !inSpan(cfg.Checkpoint) || !inSpan(cfg.ColdStart) || !inSpan(cfg.Iteration) {
+		return &Error{Op: op, At: at, Err: ErrConfig, Detail: fmt.Sprintf("an overhead outside [0, %v] in %+v", MaxSpan, cfg)}
 	}
 	return nil
 }
@@ -301,10 +314,14 @@ func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
 	if d := p.done(); o > d {
 		return 0, p.fail("progress renew", at, ErrInvalidTransition, Running, "work done at %v", p.stamp(d))
 	}
-	p.last = o
 	if cfg.NoRenewalCheckpoint || cfg.Checkpoint == 0 {
+		p.last = o
 		return 0, nil
 	}
+	if max(p.runFrom, o)+cfg.Checkpoint-o > MaxSpan {
+		return 0, p.fail("progress renew", at, ErrInvalidValue, Running, "renewal pauses would pile up more than %v ahead", MaxSpan)
+	}
+	p.last = o
 	cur := p.progressTo(o)
 	if o >= p.runFrom { // a new pause; the previous one is over
 		p.settlePause(o)

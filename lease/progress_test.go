@@ -166,6 +166,12 @@ func TestProgressRejectsMisuse(t *testing.T) {
 	if _, err := NewProgress(-1); !errors.Is(err, ErrInvalidValue) {
 		t.Errorf("negative work: %v", err)
 	}
+	if _, err := NewProgress(MaxSpan + 1); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("work above MaxSpan: %v", err)
+	}
+	if _, err := NewProgress(MaxSpan); err != nil {
+		t.Errorf("work of MaxSpan: %v", err)
+	}
 	if p, _ := NewProgress(sec(1)); p.State(t0) != Pending {
 		t.Errorf("a new Progress is %v", p.State(t0))
 	} else if _, ok := p.Started(); ok {
@@ -215,6 +221,29 @@ func TestProgressRejectsMisuse(t *testing.T) {
 		"a start at the zero time": {Progress{}, nil, func(p *Progress) error { return p.Start(time.Time{}) }, ErrInvalidValue},
 		"a renewal in the year 2300": {running(), nil, func(p *Progress) error {
 			_, err := p.Renew(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), cfg)
+			return err
+		}, ErrInvalidValue},
+		"an overhead above MaxSpan": {running(), nil, func(p *Progress) error {
+			_, err := p.Renew(t2, SimConfig{Checkpoint: MaxSpan + 1})
+			return err
+		}, ErrConfig},
+		"a renewal more than MaxSpan after the start": {func() Progress {
+			p, _ := NewProgress(MaxSpan)
+			return p
+		}(), func(p *Progress) {
+			must(t, p.Start(t1))
+		}, func(p *Progress) error {
+			_, err := p.Renew(t1.Add(MaxSpan+1), cfg)
+			return err
+		}, ErrInvalidValue},
+		"renewal pauses piling up beyond MaxSpan": {running(), func(p *Progress) {
+			long := SimConfig{Checkpoint: MaxSpan / 2}
+			_, err := p.Renew(t1, long)
+			must(t, err)
+			_, err = p.Renew(t1, long)
+			must(t, err)
+		}, func(p *Progress) error {
+			_, err := p.Renew(t1, SimConfig{Checkpoint: sec(1)})
 			return err
 		}, ErrInvalidValue},
 		"a renewal more than 292 years after the start": {Progress{work: 1<<63 - 1}, func(p *Progress) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/astraea-sched/astraea/lease"
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
 )
@@ -154,12 +155,12 @@ func (c *Config) validate() error {
 		return configErr("Interval %v must be positive", c.Interval)
 	case c.Lease < 0:
 		return configErr("Lease %v must not be negative", c.Lease)
-	case c.Checkpoint < 0:
-		return configErr("Checkpoint %v must not be negative", c.Checkpoint)
-	case c.ColdStart < 0:
-		return configErr("ColdStart %v must not be negative", c.ColdStart)
-	case c.Iteration < 0:
-		return configErr("Iteration %v must not be negative", c.Iteration)
+	case c.Checkpoint < 0 || c.Checkpoint > lease.MaxSpan:
+		return configErr("Checkpoint %v must lie in [0, %v]", c.Checkpoint, lease.MaxSpan)
+	case c.ColdStart < 0 || c.ColdStart > lease.MaxSpan:
+		return configErr("ColdStart %v must lie in [0, %v]", c.ColdStart, lease.MaxSpan)
+	case c.Iteration < 0 || c.Iteration > lease.MaxSpan:
+		return configErr("Iteration %v must lie in [0, %v]", c.Iteration, lease.MaxSpan)
 	case c.Lease > 0 && c.Lease <= c.ColdStart:
 		// A resumed job would spend its whole lease in cold start and could
 		// be preempted at every lease end without ever progressing.
