@@ -103,71 +103,50 @@ func BenchmarkEventStartStop(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			l, ids, at := benchLedger(b, DemandAware, n)
-			running := make([]bool, n)
-			for i := range running {
-				running[i] = i%2 == 0
-			}
 			heap := liveHeap()
-			c := startCPU(b)
-			for i := 0; i < b.N; i++ {
-				k := (i * 7919) % n
-				at = at.Add(time.Millisecond)
-				var err error
-				if running[k] {
-					err = l.Stop(at, ids[k])
-				} else {
-					err = l.Start(at, ids[k])
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				running[k] = !running[k]
-			}
-			c.stop()
+			toggleRandom(b, l, at, ids, func(k int) bool { return k%2 == 0 })
 			reportLoadLatency(b, heap)
 		})
 		b.Run(fmt.Sprintf("jobs=%d/working-set=%d", n, workingSet), func(b *testing.B) {
 			l, ids, at := benchLedger(b, DemandAware, n)
 			set := rand.New(rand.NewPCG(3, 4)).Perm(n)[:workingSet]
-			running := make([]bool, workingSet)
+			sub := make([]JobID, workingSet)
 			for i, k := range set {
-				running[i] = k%2 == 0
+				sub[i] = ids[k]
 			}
-			c := startCPU(b)
-			for i := 0; i < b.N; i++ {
-				s := (i * 7919) % workingSet
-				at = at.Add(time.Millisecond)
-				var err error
-				if running[s] {
-					err = l.Stop(at, ids[set[s]])
-				} else {
-					err = l.Start(at, ids[set[s]])
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				running[s] = !running[s]
-			}
-			c.stop()
+			toggleRandom(b, l, at, sub, func(i int) bool { return set[i]%2 == 0 })
 		})
 		b.Run(fmt.Sprintf("jobs=%d/same-job", n), func(b *testing.B) {
 			l, ids, at := benchLedger(b, DemandAware, n)
-			c := startCPU(b)
-			for i := 0; i < b.N; i++ {
-				at = at.Add(time.Millisecond)
-				var err error
-				if i%2 == 0 {
-					err = l.Stop(at, ids[0]) // job 0 starts out running
-				} else {
-					err = l.Start(at, ids[0])
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			c.stop()
+			toggleRandom(b, l, at, ids[:1], func(int) bool { return true }) // job 0 starts out running
 		})
 	}
+}
+
+// toggleRandom times b.N events, each a Stop of a running job or a Start of
+// a stopped one, on jobs of ids picked in a fixed scattered order (stride
+// 7919); running(i) tells whether ids[i] runs at the start.
+func toggleRandom(b *testing.B, l *Ledger, at time.Time, ids []JobID, running func(int) bool) {
+	on := make([]bool, len(ids))
+	for i := range on {
+		on[i] = running(i)
+	}
+	c := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		k := (i * 7919) % len(ids)
+		at = at.Add(time.Millisecond)
+		var err error
+		if on[k] {
+			err = l.Stop(at, ids[k])
+		} else {
+			err = l.Start(at, ids[k])
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		on[k] = !on[k]
+	}
+	c.stop()
 }
 
 // liveHeap returns the bytes of heap in use (not forcing a collection, which
