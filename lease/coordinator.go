@@ -87,6 +87,7 @@ const (
 	Deferred
 )
 
+// String returns the action's name, as logs and reasons print it.
 func (a Action) String() string {
 	switch a {
 	case Renewed:
@@ -120,6 +121,7 @@ const (
 	ReasonGPUsKept
 )
 
+// String returns the reason's name, as logs print it.
 func (r Reason) String() string {
 	switch r {
 	case ReasonSelected:
