@@ -31,14 +31,19 @@ const (
 type cowToken struct{ _ byte }
 
 // key orders (count, id) pairs: free GPUs of a node, GPUs of a node, free
-// GPUs of a domain or a domain's top-k sum, then the unique id. In the
+// GPUs of a domain or a domain's top-k sum, then the unique id. The first
+// sixteen bytes of the id, kept as two big-endian integers (pre), decide
+// most ties between equal counts without reading the id's bytes, which
+// live elsewhere in memory: generated node ids share long prefixes, and a
+// free-capacity index holds thousands of nodes with the same count. In the
 // free-capacity indexes (Cluster.free and the domains' node trees) node is
 // the node's current record in this cluster, so that a decision reaches
 // the node without a search by id: reindex stores it whenever the node's
-// free count changes, which every change of the record comes with. Elsewhere
-// node is nil; it never takes part in the order.
+// free count changes, which every change of the record comes with.
+// Elsewhere node is nil; it never takes part in the order.
 type key struct {
 	n    int
+	pre  [2]uint64 // idPrefix16(id)
 	id   string
 	node *nodeState
 }
@@ -47,12 +52,46 @@ func lessKey(a, b key) bool {
 	if a.n != b.n {
 		return a.n < b.n
 	}
+	if a.pre != b.pre {
+		if a.pre[0] != b.pre[0] {
+			return a.pre[0] < b.pre[0]
+		}
+		return a.pre[1] < b.pre[1]
+	}
 	return a.id < b.id
+}
+
+// nodeKey is node n's key with count v.
+func nodeKey(v int, n *nodeState) key { return key{n: v, pre: n.pre, id: n.id} }
+
+// idPrefix returns the first eight bytes of s as a big-endian integer, the
+// missing bytes of a shorter s as zeros: ids with different prefixes
+// compare as their prefixes do.
+func idPrefix(s string) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(s) {
+			p |= uint64(s[i])
+		}
+	}
+	return p
+}
+
+// idPrefix16 returns the first sixteen bytes of s as two big-endian
+// integers, as idPrefix does for eight.
+func idPrefix16(s string) [2]uint64 {
+	p := [2]uint64{idPrefix(s), 0}
+	if len(s) > 8 {
+		p[1] = idPrefix(s[8:])
+	}
+	return p
 }
 
 type nodeState struct {
 	owner    *cowToken
 	id       string
+	pre      [2]uint64 // idPrefix16(id)
 	gpus     int
 	free     int
 	draining bool
@@ -179,39 +218,61 @@ func (lv *levelIndex) clone() *levelIndex {
 	return out
 }
 
-// allocEntry is an allocation. The allocations are ordered by id; the
-// first eight bytes of the id, kept as a big-endian integer in the entry,
-// decide most comparisons of a search without reading the strings, which
-// live elsewhere in memory.
+// allocEntry is an allocation. The allocations are ordered by a 64-bit
+// hash of the id, then by the id itself: a search compares integers held
+// in the entries and reads an id's bytes, which live elsewhere in memory,
+// only for the entry it stops at. An order by id alone compares the ids
+// byte by byte at every step, and ids that share a long prefix (as
+// generated ids do) make each comparison a scan through scattered memory.
+// [Cluster.Allocations], the one reader that wants the id order, sorts.
 type allocEntry struct {
-	pre uint64 // idPrefix(id)
-	id  string
-	p   Placement // immutable once stored
+	h  uint64 // idHash(id)
+	id string
+	p  Placement // immutable once stored
 }
 
 // allocKey is the search key of allocation id.
-func allocKey(id string) allocEntry { return allocEntry{pre: idPrefix(id), id: id} }
+func allocKey(id string) allocEntry { return allocEntry{h: idHash(id), id: id} }
 
-// lessAlloc orders by id: ids with different prefixes compare as their
-// prefixes do, and equal prefixes leave it to the whole ids.
+// lessAlloc orders by hash, then by id.
 func lessAlloc(a, b allocEntry) bool {
-	if a.pre != b.pre {
-		return a.pre < b.pre
+	if a.h != b.h {
+		return a.h < b.h
 	}
 	return a.id < b.id
 }
 
-// idPrefix returns the first eight bytes of s as a big-endian integer, the
-// missing bytes of a shorter s as zeros.
-func idPrefix(s string) uint64 {
-	var p uint64
-	for i := range 8 {
-		p <<= 8
-		if i < len(s) {
-			p |= uint64(s[i])
-		}
+// idHash returns a 64-bit hash of s: FNV-1a over 8-byte little-endian
+// words (the shorter last word padded with zeros) instead of single bytes,
+// then a final avalanche so that every bit of the result depends on every
+// input bit. It is fixed, not seeded, so that a cluster's layout, and the
+// time its operations take, is the same on every run; the hash never
+// decides which ids are equal. O(len(s)).
+func idHash(s string) uint64 {
+	const (
+		offset = 0xcbf29ce484222325
+		prime  = 0x100000001b3
+	)
+	h := uint64(offset) ^ uint64(len(s))
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = (h ^ w) * prime
+		h ^= h >> 29
+		s = s[8:]
 	}
-	return p
+	var w uint64
+	for i := len(s) - 1; i >= 0; i-- {
+		w = w<<8 | uint64(s[i])
+	}
+	h = (h ^ w) * prime
+	// The finalizer of splitmix64.
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
 }
 
 // Cluster is the consolidated [Placer]: it tracks which GPU of which node is
@@ -233,7 +294,7 @@ type Cluster struct {
 	paths   *btree.BTreeG[pathEntry]   // domain ordinals by path
 	nextOrd int                        // ordinal of the next new domain
 	levels  []*levelIndex              // per topology level, outermost first
-	allocs  *btree.BTreeG[allocEntry]  // allocations by id
+	allocs  *btree.BTreeG[allocEntry]  // allocations by id hash, then id
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
 
 	// stale[1] lists the domains whose free total (as byFree indexes it)
@@ -395,10 +456,21 @@ func (c *Cluster) Holds(id string, p Placement) bool {
 	return ok && e.p.Equal(p)
 }
 
-// Allocations yields every allocation in id order.
+// Allocations yields every allocation in id order. O(a log a) for a
+// allocations, the sort by id, before the first one.
 func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 	return func(yield func(string, Placement) bool) {
-		c.allocs.Ascend(func(e allocEntry) bool { return yield(e.id, e.p.clone()) })
+		es := make([]allocEntry, 0, c.allocs.Len())
+		c.allocs.Ascend(func(e allocEntry) bool {
+			es = append(es, e)
+			return true
+		})
+		slices.SortFunc(es, func(a, b allocEntry) int { return strings.Compare(a.id, b.id) })
+		for _, e := range es {
+			if !yield(e.id, e.p.clone()) {
+				return
+			}
+		}
 	}
 }
 
@@ -438,6 +510,7 @@ func (c *Cluster) AddNode(n Node) error {
 	ns := &nodeState{
 		owner:    c.tok,
 		id:       n.ID,
+		pre:      idPrefix16(n.ID),
 		gpus:     n.GPUs,
 		free:     n.GPUs,
 		draining: true, // indexed by reindex below
@@ -603,18 +676,20 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 		return
 	}
 	if old.indexed {
-		c.free.Delete(key{n: old.free, id: n.id})
+		c.free.Delete(nodeKey(old.free, n))
 		c.freeGPUs -= old.free
 	}
 	if now.indexed {
-		c.free.ReplaceOrInsert(key{n: now.free, id: n.id, node: n})
+		k := nodeKey(now.free, n)
+		k.node = n
+		c.free.ReplaceOrInsert(k)
 		c.freeGPUs += now.free
 	}
 	if old.accepting != now.accepting {
 		if old.accepting {
-			c.caps.Delete(key{n: n.gpus, id: n.id})
+			c.caps.Delete(nodeKey(n.gpus, n))
 		} else {
-			c.caps.ReplaceOrInsert(key{n: n.gpus, id: n.id})
+			c.caps.ReplaceOrInsert(nodeKey(n.gpus, n))
 		}
 	}
 	if !old.indexed && !now.indexed {
@@ -623,11 +698,13 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	for _, ord := range n.domains {
 		d := c.mutDomain(ord)
 		if old.indexed {
-			d.nodes.Delete(key{n: old.free, id: n.id})
+			d.nodes.Delete(nodeKey(old.free, n))
 			d.free -= old.free
 		}
 		if now.indexed {
-			d.nodes.ReplaceOrInsert(key{n: now.free, id: n.id, node: n})
+			k := nodeKey(now.free, n)
+			k.node = n
+			d.nodes.ReplaceOrInsert(k)
 			d.free += now.free
 		}
 		for fresh := lagAll &^ d.lag; fresh != 0; fresh &= fresh - 1 {
