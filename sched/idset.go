@@ -122,18 +122,22 @@ type idSet struct {
 	t     strTable
 	names []Candidate
 	// state of begin, add and firstDuplicate
-	n      int        // ids added
-	groups int        // a power of two
-	shift  uint       // 64 − log2(groups)
-	hashed []hashedID // [0, n): the ids added; second half: grouped
-	starts []int32    // starts[g+1] counts group g, then prefix sums
+	n      int      // ids added
+	groups int      // a power of two
+	shift  uint     // 64 − log2(groups)
+	hashed []uint64 // [0, n): the ids added (see hashedID); second half: grouped
+	starts []int32  // starts[g+1] counts group g, then prefix sums
 }
 
-// hashedID is a candidate index with the hash of its job id.
-type hashedID struct {
-	h uint64
-	i int32
-}
+// hashedID packs candidate index i with the top 32 bits of h, the hash of
+// its job id, in one word: 8 bytes an id instead of 16. The top bits choose
+// the group, and the table needs only 32 bits of a hash (see strTable).
+func hashedID(h uint64, i int) uint64 { return h&^0xffffffff | uint64(uint32(i)) }
+
+// probeHash is the hash a packed id is probed with: its stored 32 bits, in
+// the top half as strTable keeps them and in the bottom half, whose low
+// bits choose the slot (the group's top bits lie far above them).
+func probeHash(e uint64) uint64 { return e&^0xffffffff | e>>32 }
 
 // groupSize is about how many ids firstDuplicate checks in one table: 1,024
 // ids take a 16 KiB table, which stays in the fastest cache.
@@ -166,7 +170,7 @@ func (s *idSet) group(h uint64) uint64 { return h >> s.shift }
 func (s *idSet) add() {
 	i := s.n
 	h := strHash(string(s.names[i].Job))
-	s.hashed[i] = hashedID{h: h, i: int32(i)}
+	s.hashed[i] = hashedID(h, i)
 	s.starts[s.group(h)+1]++
 	s.n++
 }
@@ -187,7 +191,7 @@ func (s *idSet) firstDuplicate() (int, int) {
 	}
 	next := st[:groups] // advanced to each group's end
 	for _, e := range hs {
-		g := s.group(e.h)
+		g := s.group(e)
 		out[next[g]] = e
 		next[g]++
 	}
@@ -197,15 +201,15 @@ func (s *idSet) firstDuplicate() (int, int) {
 		hi := int(next[g])
 		s.t.reset(hi - lo)
 		for _, e := range out[lo:hi] {
-			i := e.i
-			j, p := s.t.find(e.h, func(j int32) bool { return cands[j].Job == cands[i].Job })
+			i, h := int32(uint32(e)), probeHash(e)
+			j, p := s.t.find(h, func(j int32) bool { return cands[j].Job == cands[i].Job })
 			if j >= 0 {
 				if dupI < 0 || int(i) < dupI {
 					dupI, dupJ = int(i), int(j)
 				}
 				break // later entries of the group come later in input order
 			}
-			s.t.put(p, e.h, i)
+			s.t.put(p, h, i)
 		}
 		lo = hi
 	}

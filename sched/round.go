@@ -57,16 +57,18 @@ const (
 	renewed
 )
 
-// cand is the round's state of candidate i (r.in[i]). It holds no pointer,
-// so that the garbage collector never scans the round's largest array.
+// cand is the round's state of candidate i (r.in[i]): 16 bytes, without
+// a pointer, so that the garbage collector never scans the round's largest
+// array and a round of 100,000 candidates keeps it in 1.6 MB. Its reward
+// lives beside it (see round.score).
 type cand struct {
-	score  Score
 	by     int32 // 1 + index of the candidate that preempted this one; 0 = none
 	reason int32 // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
 	tenant int32
 	status status
-	moved  bool // a running candidate whose GPUs were granted to another
-	freed  bool // a running candidate released from the placer
+	moved  bool  // a running candidate whose GPUs were granted to another
+	freed  bool  // a running candidate released from the placer
+	slen   uint8 // the length of the candidate's reward (Score.Len)
 }
 
 type tenantRec struct {
@@ -85,12 +87,21 @@ type gpuKey struct {
 }
 
 type round struct {
-	opts    Options
-	lease   float64 // seconds
-	in      []Candidate
-	cands   []cand
-	key     []float64 // first score component of each candidate
-	running []int32   // indices of running candidates, in input order
+	opts  Options
+	lease float64 // seconds
+	in    []Candidate
+	cands []cand
+	// The candidates' rewards, set by prepare: the first component of
+	// each in key, the second in key1 and whole rewards of more than two
+	// components in rest. key1 and rest exist only in a round whose reward
+	// gives such scores (has1, hasRest); a candidate whose reward is
+	// shorter reads 0 there, as Score.Compare counts a missing component.
+	key     []float64
+	key1    []float64
+	rest    []Score
+	has1    bool
+	hasRest bool
+	running []int32 // indices of running candidates, in input order
 	tenants []tenantRec
 	reasons []Reason
 
@@ -265,6 +276,7 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	r.opts, r.lease, r.p = opts, in.Lease.Seconds(), in.Placer
 	r.a, r.clone, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, 0, false, 0
+	r.has1, r.hasRest = false, false
 	r.running = r.running[:0]
 	clear(r.tenants)
 	r.tenants = r.tenants[:0]
@@ -449,21 +461,61 @@ func (r *round) prepare(ti int32) error {
 		if !ok {
 			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
 		}
-		r.cands[ci].score = r.reward(c, acct)
-		r.key[ci] = r.cands[ci].score.At(0)
+		r.setScore(ci, r.reward(c, acct))
 	}
 	heapInit(t.heap, r.candLT)
 	t.ready = true
 	return nil
 }
 
+// setScore records s as candidate ci's reward.
+func (r *round) setScore(ci int32, s Score) {
+	r.key[ci] = s.At(0)
+	r.cands[ci].slen = s.n
+	if s.n < 2 {
+		return
+	}
+	if !r.has1 {
+		r.key1 = resize(r.key1, len(r.cands))
+		clear(r.key1)
+		r.has1 = true
+		r.candLT.key1 = r.key1
+	}
+	r.key1[ci] = s.v[1]
+	if s.n > 2 {
+		if !r.hasRest {
+			r.rest = resize(r.rest, len(r.cands))
+			clear(r.rest)
+			r.hasRest = true
+			r.candLT.rest = r.rest
+		}
+		r.rest[ci] = s
+	}
+}
+
+// score returns candidate ci's reward, as setScore recorded it.
+func (r *round) score(ci int32) Score {
+	n := r.cands[ci].slen
+	if n > 2 {
+		return r.rest[ci]
+	}
+	s := Score{n: n}
+	s.v[0] = r.key[ci]
+	if n == 2 {
+		s.v[1] = r.key1[ci]
+	}
+	return s
+}
+
 // candOrder orders candidates: higher reward first, then the tie-break
 // (Options.TieBreak, or [BySubmit], set once per round), then the job id.
-// The first component of every score is also kept in key, a dense array,
-// so that most comparisons touch 8 bytes per candidate instead of a whole
-// cand.
+// The rewards are compared component by component in the round's dense
+// arrays (see round.key), so that most comparisons touch 8 bytes per
+// candidate; key1 and rest are nil in a round without longer rewards.
 type candOrder struct {
 	key   []float64
+	key1  []float64
+	rest  []Score
 	cands []cand
 	in    []Candidate
 	tie   TieBreak
@@ -473,8 +525,18 @@ func (o candOrder) less(i, j int32) bool {
 	if c := cmp.Compare(o.key[i], o.key[j]); c != 0 {
 		return c > 0
 	}
-	if c := o.cands[i].score.Compare(o.cands[j].score); c != 0 {
-		return c > 0
+	if o.key1 != nil {
+		if c := cmp.Compare(o.key1[i], o.key1[j]); c != 0 {
+			return c > 0
+		}
+	}
+	if o.rest != nil {
+		a, b := &o.rest[i], &o.rest[j]
+		for k := 2; k < MaxScoreLen; k++ {
+			if c := cmp.Compare(a.v[k], b.v[k]); c != 0 {
+				return c > 0
+			}
+		}
 	}
 	a, b := &o.in[i], &o.in[j]
 	if c := o.tie(a, b); c != 0 {
@@ -928,7 +990,7 @@ func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Pla
 		Kind:            kind,
 		Placement:       p,
 		Stage:           stage,
-		Reward:          r.cands[ci].score,
+		Reward:          r.score(ci),
 		TenantRhoBefore: rhoBefore,
 		TenantRhoAfter:  t.st.Account.Rho,
 		Preempts:        preempts,
@@ -954,7 +1016,7 @@ func (r *round) fail(ci, ti int32, stage Stage, ri int32) {
 	r.steps++
 	if r.opts.Trace != nil {
 		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: r.tenants[ti].st, Job: r.in[ci],
-			Reward: r.cands[ci].score, Reason: r.reasons[ri-1], OutOfPlay: stage == Fair})
+			Reward: r.score(ci), Reason: r.reasons[ri-1], OutOfPlay: stage == Fair})
 	}
 }
 
