@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -63,6 +64,7 @@ type Astraea struct {
 	grants []Grant // reused: the engine does not keep a Decision
 	gains  []nodeGain
 	rounds sched.Rounder
+	place  inPlace // the round's Placer
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
 }
@@ -202,7 +204,11 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	// The round plans on the cluster itself and is undone below: cheaper
 	// than a copy-on-write clone, whose first writes copy B-tree nodes on
 	// both sides (a rejected round undoes itself).
-	res, err := a.rounds.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: inPlace{s.Cluster}}, a.opts)
+	a.place.reset(s)
+	if a.exhaustive {
+		a.place.nodes = nil
+	}
+	res, err := a.rounds.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: &a.place}, a.opts)
 	clear(a.cands)
 	if err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
@@ -241,18 +247,144 @@ func (a *Astraea) renewAll(s *State, lease time.Duration) Decision {
 // B-tree nodes. A tick has a handful of expiring jobs. It has no
 // Allocation either: the running candidates are the engine's own running
 // jobs, so the round need not check each against the cluster.
-type inPlace struct{ c *placement.Cluster }
+//
+// On the engine's cluster (nodes set) it answers a look that cannot fit
+// without asking the cluster: under strict consolidation (the engine's
+// cluster, which never drains a node) a demand no larger than the largest
+// node fits where some node has that many GPUs free, and a larger one
+// fits where that many are free in all (see placement.StrictConsolidation).
+// The round's own allocations and releases are tracked (moved) so that a
+// node's free GPUs are the engine's count plus what the round changed.
+type inPlace struct {
+	c     *placement.Cluster
+	nodes *nodeFree   // the engine's free counts at the start of the round, or nil
+	exp   []*JobState // the expiring jobs, whose placements a look frees
+	moved []nodeGain  // GPUs each node gained (or lost) in the round so far
+	gains []nodeGain  // scratch of PlaceWithout
+	nofit placement.NoFitError
+}
 
-func (p inPlace) Place(d int) (placement.Placement, error)        { return p.c.Place(d) }
-func (p inPlace) Fits(d int) bool                                 { return p.c.Fits(d) }
-func (p inPlace) Allocate(id string, q placement.Placement) error { return p.c.Allocate(id, q) }
-func (p inPlace) Release(id string) (placement.Placement, error)  { return p.c.Release(id) }
-func (p inPlace) Free() int                                       { return p.c.Free() }
+// reset readies p for a round on s.
+func (p *inPlace) reset(s *State) {
+	p.c, p.nodes, p.exp = s.Cluster, s.nodes, s.Expiring
+	p.moved = p.moved[:0]
+}
+
+func (p *inPlace) Place(d int) (placement.Placement, error) {
+	if p.nodes != nil {
+		if err := p.noFit(d, nil); err != nil {
+			return placement.Placement{}, err
+		}
+	}
+	return p.c.Place(d)
+}
+
+func (p *inPlace) Fits(d int) bool { return p.c.Fits(d) }
+
+func (p *inPlace) Allocate(id string, q placement.Placement) error {
+	if err := p.c.Allocate(id, q); err != nil {
+		return err
+	}
+	p.move(q, -1)
+	return nil
+}
+
+func (p *inPlace) Release(id string) (placement.Placement, error) {
+	q, err := p.c.Release(id)
+	if err == nil {
+		p.move(q, +1)
+	}
+	return q, err
+}
+
+func (p *inPlace) Free() int { return p.c.Free() }
+
+// move records that q's GPUs were released (sign +1) or allocated (−1).
+func (p *inPlace) move(q placement.Placement, sign int) {
+	if p.nodes == nil {
+		return
+	}
+	for _, sl := range q.Slots {
+		p.moved = addGain(p.moved, sl.Node, sign*len(sl.GPUs))
+	}
+}
+
+// addGain adds gpus to node's entry of gains (made on first sight).
+func addGain(gains []nodeGain, node string, gpus int) []nodeGain {
+	i := slices.IndexFunc(gains, func(g nodeGain) bool { return g.node == node })
+	if i < 0 {
+		return append(gains, nodeGain{node: node, gpus: gpus})
+	}
+	gains[i].gpus += gpus
+	return gains
+}
+
+// nodeFree returns node's free GPUs now: the engine's count at the start of
+// the round plus what the round moved.
+func (p *inPlace) nodeFree(node string) int {
+	f := p.nodes.free[node]
+	for _, m := range p.moved {
+		if m.node == node {
+			f += m.gpus
+		}
+	}
+	return f
+}
+
+// noFit returns the cluster's no-fit error for d GPUs if they would not fit
+// with the given nodes' GPUs freed, or nil if they would. O(log nodes +
+// gains × moved).
+func (p *inPlace) noFit(d int, gains []nodeGain) error {
+	largest, total := p.c.LargestFree(), p.c.Free()
+	for _, g := range gains {
+		largest = max(largest, p.nodeFree(g.node)+g.gpus)
+		total += g.gpus
+	}
+	maxNodes := 1
+	if d > p.nodes.largest {
+		if total >= d {
+			return nil
+		}
+		maxNodes = 0
+	} else if largest >= d {
+		return nil
+	}
+	// What placement.Cluster reports; the round reads the numbers only.
+	p.nofit = placement.NoFitError{Demand: d, MaxNodes: maxNodes, LargestFree: largest, FreeTotal: total}
+	if maxNodes == 1 {
+		p.nofit.Reason = "needs " + strconv.Itoa(d) + " on ≤ 1 node, largest free block is " + strconv.Itoa(largest)
+	} else {
+		p.nofit.Reason = "needs " + strconv.Itoa(d) + ", only " + strconv.Itoa(total) + " free in total (largest free block is " + strconv.Itoa(largest) + ")"
+	}
+	e := p.nofit
+	return &e
+}
 
 // PlaceWithout takes the round's optimistic look in one call (see
 // placement.Cluster.PlaceWithout): the expiring jobs' GPUs are freed for a
-// moment and held again, without releasing and allocating the jobs.
-func (p inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error) {
+// moment and held again, without releasing and allocating the jobs. A look
+// that cannot fit is answered from the free counts.
+func (p *inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error) {
+	if p.nodes != nil {
+		gains, known := p.gains[:0], 0
+		for _, id := range ids {
+			for _, r := range p.exp {
+				if r.Job.ID == id {
+					for _, sl := range r.Placement.Slots {
+						gains = addGain(gains, sl.Node, len(sl.GPUs))
+					}
+					known++
+					break
+				}
+			}
+		}
+		p.gains = gains
+		if known == len(ids) {
+			if err := p.noFit(d, gains); err != nil {
+				return placement.Placement{}, err
+			}
+		}
+	}
 	return p.c.PlaceWithout(d, ids)
 }
 

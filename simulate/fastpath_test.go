@@ -22,16 +22,48 @@ func allocations(c *placement.Cluster) map[string]placement.Placement {
 	return m
 }
 
+// drawNodes draws a few nodes of mixed sizes.
+func drawNodes(t *rapid.T) []placement.Node {
+	var nodes []placement.Node
+	for i := range rapid.IntRange(1, 5).Draw(t, "nodes") {
+		nodes = append(nodes, placement.Node{ID: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")})
+	}
+	return nodes
+}
+
+// drawRunning places a few jobs on s's cluster (and its free counts, if
+// any), some of them expiring, and returns their ids.
+func drawRunning(t *rapid.T, s *State) []string {
+	c := s.Cluster
+	var ids []string
+	for i := range rapid.IntRange(0, 12).Draw(t, "jobs") {
+		d := rapid.IntRange(1, c.Capacity()).Draw(t, "demand")
+		p, err := c.Place(d)
+		if err != nil {
+			continue
+		}
+		id := fmt.Sprintf("j%02d", i)
+		if err := c.Allocate(id, p); err != nil {
+			t.Fatal(err)
+		}
+		if s.nodes != nil {
+			s.nodes.change(p, -1)
+		}
+		ids = append(ids, id)
+		if rapid.Bool().Draw(t, "expiring") {
+			s.Expiring = append(s.Expiring, &JobState{Job: trace.Job{ID: id, GPUs: d}, Status: Running, Placement: p})
+		}
+	}
+	return ids
+}
+
 // TestPropertyFitsReleasedMatchesRelease: the optimistic look that reads
 // node counts answers exactly as releasing the expiring jobs and asking the
 // cluster, on clusters of mixed node sizes, consolidated or not, and leaves
 // the cluster as it was.
 func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var nodes []placement.Node
-		for i := range rapid.IntRange(1, 5).Draw(t, "nodes") {
-			nodes = append(nodes, placement.Node{ID: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")})
-		}
+		nodes := drawNodes(t)
 		var opts []placement.Option
 		if rapid.Bool().Draw(t, "spread") {
 			opts = append(opts, placement.AllowSpread())
@@ -41,20 +73,7 @@ func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := &State{Cluster: c}
-		for i := range rapid.IntRange(0, 12).Draw(t, "jobs") {
-			d := rapid.IntRange(1, c.Capacity()).Draw(t, "demand")
-			p, err := c.Place(d)
-			if err != nil {
-				continue
-			}
-			id := fmt.Sprintf("j%02d", i)
-			if err := c.Allocate(id, p); err != nil {
-				t.Fatal(err)
-			}
-			if rapid.Bool().Draw(t, "expiring") {
-				s.Expiring = append(s.Expiring, &JobState{Job: trace.Job{ID: id, GPUs: d}, Status: Running, Placement: p})
-			}
-		}
+		drawRunning(t, s)
 		if len(s.Expiring) == 0 {
 			t.Skip("no expiring job")
 		}
@@ -161,6 +180,63 @@ func TestPropertyRunIgnoresGrantOrder(t *testing.T) {
 		}
 		if !reflect.DeepEqual(a.Run, b.Run) {
 			t.Fatalf("runs differ with the grants reversed:\n%+v\n%+v", a.Run.Jobs, b.Run.Jobs)
+		}
+	})
+}
+
+// TestPropertyInPlaceAnswersAsTheCluster: the round's Placer answers a
+// placement, with or without the expiring jobs' GPUs, exactly as the
+// engine's consolidated cluster does (the same placement, or the same
+// no-fit error), after the round has allocated and released through it.
+func TestPropertyInPlaceAnswersAsTheCluster(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nodes := drawNodes(t)
+		c, err := placement.NewCluster(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &State{Cluster: c, nodes: newNodeFree(nodes)}
+		ids := drawRunning(t, s)
+		var p inPlace
+		p.reset(s)
+		// The round's own moves: some jobs released, some placed.
+		for _, id := range ids {
+			if rapid.Bool().Draw(t, "release") && !slices.ContainsFunc(s.Expiring, func(r *JobState) bool { return r.Job.ID == id }) {
+				if _, err := p.Release(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for i := range rapid.IntRange(0, 3).Draw(t, "grants") {
+			q, err := p.Place(rapid.IntRange(1, c.Capacity()).Draw(t, "grant"))
+			if err != nil {
+				continue
+			}
+			if err := p.Allocate(fmt.Sprintf("g%d", i), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var look []string
+		for _, r := range s.Expiring {
+			if rapid.Bool().Draw(t, "undecided") {
+				look = append(look, r.Job.ID)
+			}
+		}
+		same := func(what string, got, want placement.Placement, gerr, werr error) {
+			if !reflect.DeepEqual(gerr, werr) || !got.Equal(want) {
+				t.Fatalf("%s: got %v (%v), the cluster says %v (%v)", what, got, gerr, want, werr)
+			}
+		}
+		for d := 1; d <= c.Capacity()+1; d++ {
+			got, gerr := p.Place(d)
+			want, werr := c.Place(d)
+			same(fmt.Sprintf("Place(%d)", d), got, want, gerr, werr)
+			got, gerr = p.PlaceWithout(d, look)
+			want, werr = c.PlaceWithout(d, look)
+			same(fmt.Sprintf("PlaceWithout(%d, %v)", d, look), got, want, gerr, werr)
+		}
+		if err := c.Check(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
