@@ -109,17 +109,21 @@ func (c *Cluster) Check() error {
 	// Allocations: disjoint, well formed, and exactly the held GPUs.
 	got := map[string][]int{}
 	c.allocs.Ascend(func(e allocEntry) bool {
-		for i, s := range e.p.Slots {
-			if i > 0 && s.Node <= e.p.Slots[i-1].Node {
-				err = fmt.Errorf("placement: check: allocation %q slots not ordered by node", e.id)
+		if e.h != idHash(e.r.id) {
+			err = fmt.Errorf("placement: check: allocation %q indexed under a stale hash", e.r.id)
+			return false
+		}
+		for i, s := range e.r.p.Slots {
+			if i > 0 && s.Node <= e.r.p.Slots[i-1].Node {
+				err = fmt.Errorf("placement: check: allocation %q slots not ordered by node", e.r.id)
 				return false
 			}
 			if !c.nodes.Has(nodeEntry{id: s.Node}) {
-				err = fmt.Errorf("placement: check: allocation %q on unknown node %q", e.id, s.Node)
+				err = fmt.Errorf("placement: check: allocation %q on unknown node %q", e.r.id, s.Node)
 				return false
 			}
 			if len(s.GPUs) == 0 || !slices.IsSorted(s.GPUs) {
-				err = fmt.Errorf("placement: check: allocation %q on node %q has GPUs %v", e.id, s.Node, s.GPUs)
+				err = fmt.Errorf("placement: check: allocation %q on node %q has GPUs %v", e.r.id, s.Node, s.GPUs)
 				return false
 			}
 			got[s.Node] = append(got[s.Node], s.GPUs...)

@@ -218,28 +218,69 @@ func (lv *levelIndex) clone() *levelIndex {
 	return out
 }
 
-// allocEntry is an allocation. The allocations are ordered by a 64-bit
-// hash of the id, then by the id itself: a search compares integers held
-// in the entries and reads an id's bytes, which live elsewhere in memory,
-// only for the entry it stops at. An order by id alone compares the ids
-// byte by byte at every step, and ids that share a long prefix (as
-// generated ids do) make each comparison a scan through scattered memory.
-// [Cluster.Allocations], the one reader that wants the id order, sorts.
+// allocEntry is an allocation in the index. The allocations are ordered
+// by a 64-bit hash of the id, then by the id itself: a search compares
+// integers held in the entries and reads an id's bytes, which live
+// elsewhere in memory, only for the entry it stops at. An order by id
+// alone compares the ids byte by byte at every step, and ids that share a
+// long prefix (as generated ids do) make each comparison a scan through
+// scattered memory. [Cluster.Allocations], the one reader that wants the
+// id order, sorts. The entry is 16 bytes, the rest of the allocation being
+// in its record, so that the index's nodes are small to search, to shift
+// and to copy when a clone first changes them.
 type allocEntry struct {
-	h  uint64 // idHash(id)
-	id string
-	p  Placement // immutable once stored
+	h uint64 // idHash(r.id)
+	r *allocRec
 }
 
-// allocKey is the search key of allocation id.
-func allocKey(id string) allocEntry { return allocEntry{h: idHash(id), id: id} }
+// allocRec is an allocation's record, immutable once stored.
+type allocRec struct {
+	id string
+	p  Placement
+	// slots backs p.Slots when the placement is on one node (slots[1]),
+	// and slots[0] the copy that Assign returns, so that a one-node
+	// allocation costs two objects, this one and its GPU indices.
+	slots [2]Slot
+}
+
+// newAllocRec returns the record of allocation id holding a copy of p
+// that shares nothing with p.
+func newAllocRec(id string, p Placement) *allocRec {
+	r := &allocRec{id: id}
+	if len(p.Slots) == 1 {
+		s := p.Slots[0]
+		r.slots[1] = Slot{Node: s.Node, GPUs: slices.Clone(s.GPUs)}
+		r.p = Placement{Slots: r.slots[1:2:2]}
+		return r
+	}
+	r.p = p.clone()
+	return r
+}
 
 // lessAlloc orders by hash, then by id.
 func lessAlloc(a, b allocEntry) bool {
 	if a.h != b.h {
 		return a.h < b.h
 	}
-	return a.id < b.id
+	return a.r.id < b.r.id
+}
+
+// allocKey returns the search key of allocation id. It points to c.probe,
+// reused by every search so that a search allocates nothing; the caller
+// calls c.unprobe when done.
+func (c *Cluster) allocKey(id string) allocEntry {
+	c.probe.id = id
+	return allocEntry{h: idHash(id), r: c.probe}
+}
+
+// unprobe drops the search key's reference to the caller's id.
+func (c *Cluster) unprobe() { c.probe.id = "" }
+
+// getAlloc returns the record of allocation id. O(log allocations).
+func (c *Cluster) getAlloc(id string) (*allocRec, bool) {
+	e, ok := c.allocs.Get(c.allocKey(id))
+	c.unprobe()
+	return e.r, ok
 }
 
 // idHash returns a 64-bit hash of s: FNV-1a over 8-byte little-endian
@@ -295,6 +336,7 @@ type Cluster struct {
 	nextOrd int                        // ordinal of the next new domain
 	levels  []*levelIndex              // per topology level, outermost first
 	allocs  *btree.BTreeG[allocEntry]  // allocations by id hash, then id
+	probe   *allocRec                  // the record of allocKey's search keys
 	fl      *btree.FreeListG[key]      // shared by the per-domain trees
 
 	// stale[1] lists the domains whose free total (as byFree indexes it)
@@ -327,6 +369,7 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		domains: btree.NewG(treeDegree, func(a, b domainEntry) bool { return a.ord < b.ord }),
 		paths:   btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
 		allocs:  btree.NewG(treeDegree, lessAlloc),
+		probe:   new(allocRec),
 		fl:      btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
 	for _, n := range nodes {
@@ -359,6 +402,7 @@ func (c *Cluster) Clone() *Cluster {
 		paths:    c.paths.Clone(),
 		nextOrd:  c.nextOrd,
 		allocs:   c.allocs.Clone(),
+		probe:    new(allocRec),
 		levels:   make([]*levelIndex, len(c.levels)),
 		fl:       c.fl,
 		capacity: c.capacity,
@@ -441,33 +485,33 @@ func (c *Cluster) Nodes() iter.Seq[NodeInfo] {
 // Allocation returns the placement held by allocation id. O(log allocations
 // + size of the placement).
 func (c *Cluster) Allocation(id string) (Placement, bool) {
-	e, ok := c.allocs.Get(allocKey(id))
+	r, ok := c.getAlloc(id)
 	if !ok {
 		return Placement{}, false
 	}
-	return e.p.clone(), true
+	return r.p.clone(), true
 }
 
 // Holds reports whether allocation id holds exactly placement p: the
 // check [Cluster.Allocation] allows without copying the placement.
 // O(log allocations + GPUs of p).
 func (c *Cluster) Holds(id string, p Placement) bool {
-	e, ok := c.allocs.Get(allocKey(id))
-	return ok && e.p.Equal(p)
+	r, ok := c.getAlloc(id)
+	return ok && r.p.Equal(p)
 }
 
 // Allocations yields every allocation in id order. O(a log a) for a
 // allocations, the sort by id, before the first one.
 func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 	return func(yield func(string, Placement) bool) {
-		es := make([]allocEntry, 0, c.allocs.Len())
+		rs := make([]*allocRec, 0, c.allocs.Len())
 		c.allocs.Ascend(func(e allocEntry) bool {
-			es = append(es, e)
+			rs = append(rs, e.r)
 			return true
 		})
-		slices.SortFunc(es, func(a, b allocEntry) int { return strings.Compare(a.id, b.id) })
-		for _, e := range es {
-			if !yield(e.id, e.p.clone()) {
+		slices.SortFunc(rs, func(a, b *allocRec) int { return strings.Compare(a.id, b.id) })
+		for _, r := range rs {
+			if !yield(r.id, r.p.clone()) {
 				return
 			}
 		}

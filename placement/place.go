@@ -219,19 +219,21 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 	}
 	if p.nodes == 1 {
 		// The returned and the stored placement share two allocations,
-		// each using its own half of them.
+		// the record and the GPU indices, each using its own half of them.
 		b := p.best
 		gpus := b.node.appendLowestFree(make([]int, 0, 2*demand), demand)
 		gpus = append(gpus, gpus...)
-		slots := []Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
-		if err := c.store(id, Placement{Slots: slots[1:]}); err != nil {
+		r := &allocRec{id: id}
+		r.slots = [2]Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
+		r.p = Placement{Slots: r.slots[1:2:2]}
+		if err := c.store(r); err != nil {
 			return Placement{}, err
 		}
-		c.markSlot(nodeEntry{id: b.id, n: b.node}, slots[1], true)
-		return Placement{Slots: slots[:1:1]}, nil
+		c.markSlot(nodeEntry{id: b.id, n: b.node}, r.slots[1], true)
+		return Placement{Slots: r.slots[0:1:1]}, nil
 	}
 	q := c.choose(p, demand)
-	if err := c.store(id, q.clone()); err != nil {
+	if err := c.store(newAllocRec(id, q)); err != nil {
 		return Placement{}, err
 	}
 	for _, s := range q.Slots {
@@ -241,16 +243,15 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 	return q, nil
 }
 
-// store records p, which no caller holds, as allocation id, or fails with
-// ErrDuplicateAllocation and changes nothing. One search of the
-// allocations both checks the id and stores it; a duplicate found this way
-// is put back at once.
-func (c *Cluster) store(id string, p Placement) error {
-	e := allocKey(id)
-	e.p = p
+// store records r, whose placement no caller holds, as allocation r.id,
+// or fails with ErrDuplicateAllocation and changes nothing. One search of
+// the allocations both checks the id and stores it; a duplicate found this
+// way is put back at once.
+func (c *Cluster) store(r *allocRec) error {
+	e := allocEntry{h: idHash(r.id), r: r}
 	if old, dup := c.allocs.ReplaceOrInsert(e); dup {
 		c.allocs.ReplaceOrInsert(old)
-		return &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
+		return &Error{Op: "allocate", Allocation: r.id, Err: ErrDuplicateAllocation}
 	}
 	return nil
 }
@@ -289,12 +290,12 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 	nodes, err := c.validate(p, buf[:0], fail)
 	if err != nil {
 		// A duplicate id is reported first, whatever else is wrong.
-		if c.allocs.Has(allocKey(id)) {
+		if _, ok := c.getAlloc(id); ok {
 			return fail("", ErrDuplicateAllocation, "")
 		}
 		return err
 	}
-	if err := c.store(id, p.clone()); err != nil {
+	if err := c.store(newAllocRec(id, p)); err != nil {
 		return err
 	}
 	for i, s := range p.Slots {
@@ -342,12 +343,13 @@ func (c *Cluster) validate(p Placement, nodes []nodeEntry, fail func(node string
 // It fails with ErrUnknownAllocation for an id never allocated or already
 // released. O(s log n + GPUs) for a placement on s nodes.
 func (c *Cluster) Release(id string) (Placement, error) {
-	e, ok := c.allocs.Delete(allocKey(id))
+	e, ok := c.allocs.Delete(c.allocKey(id))
+	c.unprobe()
 	if !ok {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
-	c.markAll(e.p, false)
-	return e.p, nil
+	c.markAll(e.r.p, false)
+	return e.r.p, nil
 }
 
 // PlaceWithout returns what Place(demand) would return if the allocations
@@ -362,13 +364,13 @@ func (c *Cluster) PlaceWithout(demand int, ids []string) (Placement, error) {
 	freed := 0
 	var err error
 	for _, id := range ids {
-		e, ok := c.allocs.Get(allocKey(id))
-		if !ok || !c.heldAll(e.p) {
+		r, ok := c.getAlloc(id)
+		if !ok || !c.heldAll(r.p) {
 			err = &Error{Op: "place", Allocation: id, Err: ErrUnknownAllocation,
 				Detail: "not allocated, or listed twice"}
 			break
 		}
-		c.markAll(e.p, false)
+		c.markAll(r.p, false)
 		freed++
 	}
 	var q Placement
@@ -376,8 +378,8 @@ func (c *Cluster) PlaceWithout(demand int, ids []string) (Placement, error) {
 		q, err = c.Place(demand)
 	}
 	for _, id := range ids[:freed] {
-		e, _ := c.allocs.Get(allocKey(id))
-		c.markAll(e.p, true)
+		r, _ := c.getAlloc(id)
+		c.markAll(r.p, true)
 	}
 	if err != nil {
 		return Placement{}, err
