@@ -584,6 +584,10 @@ type trimmer struct {
 	used    []int32
 	oldKeys []int32
 
+	// epoch is the origin of the memos' times (see roundClock).
+	epoch    time.Time
+	epochSet bool
+
 	kept    []*JobState
 	ranked  []oldJob
 	bounded []oldJob // jobs of a group with a lower bound on ρ_job
@@ -678,6 +682,7 @@ func (t *trimmer) addOld(js *JobState, single bool) {
 // (see bound) does not already place the job behind the ones kept. The
 // result is in no particular order (the round orders candidates itself).
 func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
+	clock := t.clock(now)
 	for _, gi := range t.oldKeys {
 		k, g := t.keys[gi], t.groups[gi]
 		n := 1 // demands above F: the tenant's first one
@@ -695,7 +700,7 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 			}
 			continue
 		}
-		for _, o := range t.firstOld(acc, now, g, n) {
+		for _, o := range t.firstOld(acc, clock, g, n) {
 			t.kept = append(t.kept, o.js)
 		}
 		clear(t.ranked)
@@ -712,11 +717,10 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 // were read) give τ, the n-th ρ; then every job whose bound is at most τ is
 // read. A job left unread has ρ ≥ bound > τ, so it ranks behind n jobs
 // read: the n first of the jobs read are the n first of g.
-func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*waiting, n int) []oldJob {
+func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n int) []oldJob {
 	read, bounded := t.ranked[:0], t.bounded[:0]
-	scale := marginScale(now)
 	for _, w := range g {
-		if lo, ok := w.bound(now, scale); ok {
+		if lo, ok := w.bound(now); ok {
 			bounded = append(bounded, oldJob{js: w.js, rho: lo, w: w})
 			continue
 		}
@@ -747,12 +751,30 @@ func (t *trimmer) firstOld(acc sched.Accounts, now time.Time, g []*waiting, n in
 	return top
 }
 
+// roundClock is the time of a round as the trimmer's memos use it.
+type roundClock struct {
+	now   time.Time
+	at    time.Duration // now, as an offset from the trimmer's epoch
+	exact bool          // at did not saturate: differences of offsets are exact
+	scale float64       // marginScale(now)
+}
+
+// clock returns now as a roundClock; the first call sets the epoch.
+func (t *trimmer) clock(now time.Time) roundClock {
+	if !t.epochSet {
+		t.epoch, t.epochSet = now, true
+	}
+	at := now.Sub(t.epoch)
+	return roundClock{now: now, at: at, exact: at > math.MinInt64 && at < math.MaxInt64, scale: marginScale(now)}
+}
+
 // rhoMemo is what the trimmer keeps of a suspended job's account from one
 // round to the next, to bound its ρ_job without reading it.
 type rhoMemo struct {
-	alloc, fair float64   // the account read at `at`
-	at          time.Time // when the account was read
-	leases      int       // the job's Leases then: a grant since voids the memo
+	alloc, fair float64       // the account read at `at`
+	at          time.Duration // when the account was read (roundClock.at)
+	exact       bool          // at is exact (see roundClock)
+	leases      int           // the job's Leases then: a grant since voids the memo
 	// settled: two reads at different times found the same Alloc, so the
 	// job held no GPUs in between (its checkpoint was written); it holds
 	// none until its next grant, and its Alloc stays as it is.
@@ -762,7 +784,7 @@ type rhoMemo struct {
 
 // read reads the job's ρ_job (1 without an account; the round reports the
 // missing account) and remembers the account.
-func (w *waiting) read(acc sched.Accounts, now time.Time) oldJob {
+func (w *waiting) read(acc sched.Accounts, now roundClock) oldJob {
 	js := w.js
 	a, ok := acc.JobAccount(ledger.JobID(js.Job.ID))
 	if !ok {
@@ -770,8 +792,8 @@ func (w *waiting) read(acc sched.Accounts, now time.Time) oldJob {
 	}
 	prev := w.memo
 	w.memo = rhoMemo{
-		alloc: float64(a.Alloc), fair: float64(a.FairShare), at: now, leases: js.Leases, read: true,
-		settled: prev.read && prev.leases == js.Leases && prev.at.Before(now) && prev.alloc == float64(a.Alloc),
+		alloc: float64(a.Alloc), fair: float64(a.FairShare), at: now.at, exact: now.exact, leases: js.Leases, read: true,
+		settled: prev.read && prev.exact && now.exact && prev.leases == js.Leases && prev.at < now.at && prev.alloc == float64(a.Alloc),
 	}
 	return oldJob{js: js, rho: a.Rho, w: w}
 }
@@ -782,14 +804,15 @@ func (w *waiting) read(acc sched.Accounts, now time.Time) oldJob {
 // margin for rounding). The bound relies on the accounts being
 // cumulative, as in the engine's ledger (unbounded history): with a
 // trailing window or a half-life, Alloc would shrink as time passes.
-// scale is marginScale(now), computed once per group.
-func (w *waiting) bound(now time.Time, scale float64) (ledger.Rho, bool) {
+// A settled memo and now are exact offsets (see roundClock), so their
+// difference is the exact time since the read.
+func (w *waiting) bound(now roundClock) (ledger.Rho, bool) {
 	m, js := &w.memo, w.js
-	if !m.settled || m.leases != js.Leases || now.Before(m.at) {
+	if !m.settled || m.leases != js.Leases || !now.exact || now.at < m.at {
 		return 0, false
 	}
 	d := float64(js.Job.GPUs)
-	return lowRho(m.alloc, m.fair+d*now.Sub(m.at).Seconds(), d, scale), true
+	return lowRho(m.alloc, m.fair+d*(now.at-m.at).Seconds(), d, now.scale), true
 }
 
 // marginScale is the size, in seconds, that lowRho's margin for rounding
