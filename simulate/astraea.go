@@ -64,7 +64,8 @@ type Astraea struct {
 	grants []Grant // reused: the engine does not keep a Decision
 	gains  []nodeGain
 	rounds sched.Rounder
-	place  inPlace // the round's Placer
+	place  inPlace   // the round's Placer
+	plan   roundPlan // the last round, left on the engine's cluster
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
 }
@@ -117,7 +118,10 @@ func (s singleLevel) TenantAccount(ledger.TenantID) (ledger.Account, bool) {
 func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return s.v.JobAccount(id) }
 
 // Schedule runs one round. Cost: that of [sched.Round] over the candidates,
-// plus undoing the round's placements on the cluster (O(grants + releases)).
+// plus undoing the round's placements on the cluster (O(grants + releases)),
+// except where the engine calls the policy itself: the round's placements
+// then stay on the cluster and the decision carries them for the engine to
+// take over, which spares releasing and allocating those jobs twice.
 // Two kinds of tick skip the round: one at which no lease ends and no
 // pending job fits the free GPUs returns at once, in O(distinct pending
 // demands); one at which no pending job would fit even if every expiring
@@ -213,7 +217,12 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	if err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
 	}
-	if err := undoRound(s.Cluster, res); err != nil {
+	var plan *roundPlan
+	if s.plans && !a.exhaustive {
+		// The engine takes the round's placements over (see roundPlan).
+		a.plan = roundPlan{c: s.Cluster, res: res}
+		plan = &a.plan
+	} else if err := undoRound(s.Cluster, res); err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
 	}
 	gs := a.grants[:0]
@@ -221,7 +230,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		gs = append(gs, Grant{Job: string(g.Job), Placement: g.Placement, Lease: lease, Renew: g.Kind == sched.Renewed})
 	}
 	a.grants = gs
-	d := Decision{Grants: gs}
+	d := Decision{Grants: gs, plan: plan}
 	for _, r := range res.Released {
 		d.Preempt = append(d.Preempt, string(r.Job))
 	}
@@ -387,6 +396,41 @@ func (p *inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error)
 	}
 	return p.c.PlaceWithout(d, ids)
 }
+
+// roundPlan is a round left on the engine's cluster: its grants allocated,
+// the expiring jobs it did not renew released. The decision made of it
+// carries it, and the engine, instead of releasing and allocating those
+// jobs again, takes the cluster as it is when the decision it applies is
+// still that one (see matches); otherwise it undoes the round first. A
+// plan is valid until the policy's next round.
+type roundPlan struct {
+	c   *placement.Cluster
+	res sched.Result
+}
+
+// matches reports whether d is still the decision made of the round: the
+// same grants and preemptions in the same order (a policy wrapping ASTRAEA
+// may have changed it). O(grants + preemptions).
+func (p *roundPlan) matches(d Decision) bool {
+	if len(d.Grants) != len(p.res.Grants) || len(d.Preempt) != len(p.res.Released) {
+		return false
+	}
+	for i, r := range p.res.Released {
+		if d.Preempt[i] != string(r.Job) {
+			return false
+		}
+	}
+	for i, g := range p.res.Grants {
+		dg := &d.Grants[i]
+		if dg.Job != string(g.Job) || dg.Renew != (g.Kind == sched.Renewed) || !dg.Placement.Equal(g.Placement) {
+			return false
+		}
+	}
+	return true
+}
+
+// undo restores the cluster as it was before the round.
+func (p *roundPlan) undo() error { return undoRound(p.c, p.res) }
 
 // undoRound restores the cluster a round planned on: the new grants are
 // released (a moved job's new placement included), then the running jobs

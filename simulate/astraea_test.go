@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -290,4 +291,43 @@ func TestRunInvariants(t *testing.T) {
 			t.Fatalf("ledger billed %v GPU·s, jobs held %v", billed, heldGPUSeconds)
 		}
 	})
+}
+
+// TestAstraeaLeavesItsPlanForTheEngine: on a State whose policy the engine
+// calls itself, the round's grants stay allocated on the cluster and the
+// decision carries the plan; a changed decision no longer matches it, and
+// undoing the plan restores the cluster.
+func TestAstraeaLeavesItsPlanForTheEngine(t *testing.T) {
+	p, err := NewAstraea(DefaultAstraeaOptions())
+	must(t, err)
+	s := workedExample(t, ledger.QuotaShare, 8550)
+	s.plans = true
+	before := allocations(s.Cluster)
+	d, err := p.Schedule(s)
+	must(t, err)
+	if len(d.Grants) < 2 || d.plan == nil || !d.plan.matches(d) {
+		t.Fatalf("decision %+v: want two grants or more and its plan", d)
+	}
+	for _, g := range d.Grants {
+		if q, ok := s.Cluster.Allocation(g.Job); !ok || !q.Equal(g.Placement) {
+			t.Errorf("grant of %s at %v: the cluster holds %v (%v)", g.Job, g.Placement, q, ok)
+		}
+	}
+	reversed := slices.Clone(d.Grants)
+	slices.Reverse(reversed)
+	changed := []Decision{
+		{Grants: reversed},
+		{Grants: d.Grants[1:]},
+		{Grants: d.Grants, Preempt: []string{d.Grants[0].Job}},
+	}
+	for _, c := range changed {
+		if d.plan.matches(c) {
+			t.Errorf("changed decision %+v matches the plan", c)
+		}
+	}
+	must(t, d.plan.undo())
+	if after := allocations(s.Cluster); !maps.EqualFunc(before, after, placement.Placement.Equal) {
+		t.Fatalf("allocations after undo:\n%v\nwant\n%v", after, before)
+	}
+	must(t, s.Cluster.Check())
 }

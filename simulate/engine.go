@@ -174,6 +174,11 @@ type engine struct {
 	lapsed []*job
 	// jobs of a decision's preemptions and grants, reused by apply
 	preemptJobs, grantJobs []*job
+	// set while apply carries out a decision the cluster already holds
+	// (a plan left there by the policy, see roundPlan): its preemptions
+	// are released, its grants allocated
+	planReleased, planAllocated bool
+	plans                       bool // the policy is ASTRAEA itself: State.plans
 
 	res        Result
 	done       int
@@ -221,6 +226,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	}
 	e.demandCount = make(map[int]int)
 	_, e.blind = p.(ProgressBlind)
+	_, e.plans = p.(*Astraea)
 	if cfg.CheckEvery <= 0 {
 		e.cfg.CheckEvery = DefaultCheckEvery
 	}
@@ -628,9 +634,12 @@ func (e *engine) modelErr(j *job, err error) error {
 // leaveCluster frees a running job's GPUs in the cluster and takes it out
 // of the running set (it finishes or is suspended).
 func (e *engine) leaveCluster(j *job) error {
-	p, err := e.cluster.Release(j.st.Job.ID)
-	if err != nil {
-		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
+	p := j.st.Placement
+	if !e.planReleased {
+		var err error
+		if p, err = e.cluster.Release(j.st.Job.ID); err != nil {
+			return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
+		}
 	}
 	e.nodes.change(p, +1)
 	e.running.remove(j)

@@ -74,6 +74,9 @@ type State struct {
 	// nodes is the engine's count of free GPUs by node (its cluster is
 	// consolidated); nil in a State the engine did not build.
 	nodes *nodeFree
+	// plans: the engine calls the policy itself (no wrapper in between)
+	// and takes over a round ASTRAEA leaves on the cluster (see roundPlan).
+	plans bool
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.
@@ -92,6 +95,10 @@ type Grant struct {
 type Decision struct {
 	Preempt []string
 	Grants  []Grant
+
+	// plan is the round ASTRAEA left on the engine's cluster for this
+	// decision (see roundPlan), or nil.
+	plan *roundPlan
 }
 
 // Policy decides, at each scheduling tick, which jobs hold GPUs.

@@ -69,6 +69,7 @@ func (e *engine) fillState() *State {
 		Quotas:         e.quotas,
 		Capacity:       e.capacity,
 		nodes:          e.nodes,
+		plans:          e.plans,
 	}
 	return &e.state
 }
@@ -113,6 +114,18 @@ func (e *engine) badDecision(job, format string, args ...any) error {
 // also get a new grant in the same decision: it moves, paying a checkpoint
 // and a cold start.
 func (e *engine) apply(d Decision) error {
+	if d.plan != nil {
+		if !d.plan.matches(d) {
+			if err := d.plan.undo(); err != nil {
+				return fmt.Errorf("%w: policy %s at %v: %w", ErrInvariant, e.pol.Name(), e.at(e.now), err)
+			}
+			d.plan = nil
+		}
+		// The cluster already holds the decision: its preemptions are
+		// released and its grants allocated there.
+		e.planReleased, e.planAllocated = d.plan != nil, d.plan != nil
+		defer func() { e.planReleased, e.planAllocated = false, false }()
+	}
 	now := e.now
 	e.stamp++
 	st := e.stamp
@@ -161,6 +174,7 @@ func (e *engine) apply(d Decision) error {
 			return err
 		}
 	}
+	e.planReleased = false // the plan released no other job
 	// A running job whose lease ended and that was not renewed is suspended.
 	lapsed := e.lapsed[:0]
 	for _, j := range e.expired {
@@ -311,8 +325,10 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	if p.GPUs() != j.st.Job.GPUs {
 		return e.badDecision(g.Job, "placement of %d GPUs for a gang of %d", p.GPUs(), j.st.Job.GPUs)
 	}
-	if err := e.cluster.Allocate(j.st.Job.ID, p); err != nil {
-		return e.badDecision(g.Job, "allocation failed: %v", err)
+	if !e.planAllocated {
+		if err := e.cluster.Allocate(j.st.Job.ID, p); err != nil {
+			return e.badDecision(g.Job, "allocation failed: %v", err)
+		}
 	}
 	e.nodes.change(p, -1)
 	e.removePending(j)
