@@ -103,8 +103,14 @@ func (t *strTable) find(h uint64, same func(j int32) bool) (int32, uint64) {
 
 // put stores index i for the key with hash h in slot p, as returned by find.
 func (t *strTable) put(p, h uint64, i int32) {
-	t.slot[p] = h&^0xffffffff | uint64(uint32(i+1))
+	t.set(p, h, i)
 	t.n++
+}
+
+// set stores index i for the key with hash h in slot p, which find
+// returned, replacing what the slot held.
+func (t *strTable) set(p, h uint64, i int32) {
+	t.slot[p] = h&^0xffffffff | uint64(uint32(i+1))
 }
 
 // putNew stores index i for a key with hash h that the table does not
@@ -125,8 +131,9 @@ type idSet struct {
 	n      int      // ids added
 	groups int      // a power of two
 	shift  uint     // 64 − log2(groups)
-	hashed []uint64 // [0, n): the ids added (see hashedID); second half: grouped
+	hashed []uint64 // the ids added (see hashedID), in input order, then grouped in place
 	starts []int32  // starts[g+1] counts group g, then prefix sums
+	next   []int32  // firstDuplicate's position in each group
 }
 
 // hashedID packs candidate index i with the top 32 bits of h, the hash of
@@ -158,7 +165,7 @@ func (s *idSet) begin(cands []Candidate) {
 	}
 	s.starts = resize(s.starts, s.groups+1)
 	clear(s.starts)
-	s.hashed = resize(s.hashed, 2*n)
+	s.hashed = resize(s.hashed, n)
 	s.n = 0
 }
 
@@ -178,40 +185,62 @@ func (s *idSet) add() {
 // firstDuplicate returns the first candidate, in input order, among those
 // added, whose job id an earlier candidate has, and the first candidate with
 // that id; or -1, -1. It sorts the hashes into groups of about groupSize by
-// their top bits (one counting pass during add, one stable scatter here) and
-// looks for equal ids group by group in a table small enough to stay in
-// cache, so that it touches memory in order instead of at random. O(n)
-// expected for n added.
+// their top bits (one counting pass during add, one permutation in place
+// here, so that the set needs one word an id) and looks for equal ids group
+// by group in a table small enough to stay in cache, so that it touches
+// memory in order instead of at random. O(n) expected for n added.
+//
+// Within a group the ids come in no particular order, so the table keeps,
+// for every id, the least index seen so far, and every repeat yields the
+// pair (later, earlier) of its index and that one. The answer is the pair
+// whose first index is least: for the id whose second occurrence s2 comes
+// first in input order, with first occurrence s1, the pair (s2, s1) is
+// yielded whichever of the two is met first (the other indices of that id
+// exceed s2), and every pair of any id has a first index at least that
+// id's second occurrence.
 func (s *idSet) firstDuplicate() (int, int) {
 	n, groups, cands := s.n, s.groups, s.names
-	hs, out := s.hashed[:n], s.hashed[len(s.hashed)/2:][:n]
+	a := s.hashed[:n]
 	st := s.starts
 	for g := 1; g <= groups; g++ {
 		st[g] += st[g-1]
 	}
-	next := st[:groups] // advanced to each group's end
-	for _, e := range hs {
-		g := s.group(e)
-		out[next[g]] = e
-		next[g]++
+	s.next = resize(s.next, groups)
+	next := s.next
+	copy(next, st[:groups])
+	for g := range groups {
+		end := st[g+1]
+		for next[g] < end {
+			// Carry the entry at the group's next free place to its own
+			// group, and the one it displaces on, until one belongs here.
+			e := a[next[g]]
+			for tg := s.group(e); tg != uint64(g); tg = s.group(e) {
+				a[next[tg]], e = e, a[next[tg]]
+				next[tg]++
+			}
+			a[next[g]] = e
+			next[g]++
+		}
 	}
 	dupI, dupJ := -1, -1
-	lo := 0
 	for g := range groups {
-		hi := int(next[g])
-		s.t.reset(hi - lo)
-		for _, e := range out[lo:hi] {
+		lo, hi := st[g], st[g+1]
+		s.t.reset(int(hi - lo))
+		for _, e := range a[lo:hi] {
 			i, h := int32(uint32(e)), probeHash(e)
 			j, p := s.t.find(h, func(j int32) bool { return cands[j].Job == cands[i].Job })
-			if j >= 0 {
-				if dupI < 0 || int(i) < dupI {
-					dupI, dupJ = int(i), int(j)
-				}
-				break // later entries of the group come later in input order
+			if j < 0 {
+				s.t.put(p, h, i)
+				continue
 			}
-			s.t.put(p, h, i)
+			later, earlier := max(i, j), min(i, j)
+			if dupI < 0 || int(later) < dupI {
+				dupI, dupJ = int(later), int(earlier)
+			}
+			if i < j {
+				s.t.set(p, h, i)
+			}
 		}
-		lo = hi
 	}
 	return dupI, dupJ
 }
