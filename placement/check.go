@@ -34,9 +34,9 @@ func (c *Cluster) Check() error {
 	held := map[string][]int{}
 	var err error
 	c.nodes.Ascend(func(e nodeEntry) bool {
-		n := e.n
-		if e.id != n.id {
-			err = fmt.Errorf("placement: check: node entry %q holds node %q", e.id, n.id)
+		n := c.recs.at(e.ord)
+		if n == nil || e.id != n.id || n.ord != e.ord || e.ord >= c.nextNod {
+			err = fmt.Errorf("placement: check: node entry %q (ordinal %d) holds another node or none", e.id, e.ord)
 			return false
 		}
 		if n.gpus <= 0 || n.free < 0 || n.free > n.gpus {
@@ -143,50 +143,53 @@ func (c *Cluster) Check() error {
 		}
 	}
 	// Domains and level indexes.
-	if c.domains.Len() != len(doms) || c.paths.Len() != len(doms) {
+	if c.ndoms != len(doms) || c.paths.Len() != len(doms) {
 		return fmt.Errorf("placement: check: %d domains and %d paths, recomputed %d",
-			c.domains.Len(), c.paths.Len(), len(doms))
+			c.ndoms, c.paths.Len(), len(doms))
+	}
+	live := 0
+	for ord := range c.nextNod {
+		if c.recs.at(ord) != nil {
+			live++
+		}
+	}
+	if live != c.nodes.Len() {
+		return fmt.Errorf("placement: check: %d node records for %d nodes", live, c.nodes.Len())
 	}
 	levelFree := make([][]dkey, len(c.levels))
 	levelTop := make([][maxIndexedSpan + 1][]dkey, len(c.levels))
-	c.domains.Ascend(func(e domainEntry) bool {
-		d, w := e.d, doms[e.ord]
-		if w == nil || d.ord != e.ord || d.ord >= c.nextOrd || d.level != w.level || d.members != w.members || d.free != w.free {
-			err = fmt.Errorf("placement: check: domain %d (%q) is stale", e.ord, d.path)
-			return false
+	for ord := range c.nextOrd {
+		d, w := c.domains.at(ord), doms[ord]
+		if d == nil && w == nil {
+			continue
 		}
-		if err = sameKeysUnordered("domain "+d.path, d.nodes, w.nodes); err != nil {
-			return false
+		if d == nil || w == nil || d.ord != ord || d.level != w.level || d.members != w.members || d.free != w.free {
+			return fmt.Errorf("placement: check: domain %d is stale", ord)
+		}
+		if err := sameKeysUnordered("domain "+d.path, d.nodes, w.nodes); err != nil {
+			return err
 		}
 		for j := 1; j <= maxIndexedSpan; j++ {
 			if lags := d.lag&(1<<j) != 0; lags != slices.Contains(c.stale[j], d.ord) {
-				err = fmt.Errorf("placement: check: domain %q lag bit %d is %t, disagreeing with the stale list", d.path, j, lags)
-				return false
+				return fmt.Errorf("placement: check: domain %q lag bit %d is %t, disagreeing with the stale list", d.path, j, lags)
 			}
 		}
 		if d.lag&^lagAll != 0 || d.lag&2 == 0 && d.idxFree != d.free {
-			err = fmt.Errorf("placement: check: domain %q free total is stale but not listed", d.path)
-			return false
+			return fmt.Errorf("placement: check: domain %q free total is stale but not listed", d.path)
 		}
 		top := topSums(d.nodes)
 		for k := 2; k <= maxIndexedSpan; k++ {
 			if d.lag&(1<<k) == 0 && d.top[k] != top[k] {
-				err = fmt.Errorf("placement: check: domain %q top-%d sum %d is stale but not marked, want %d", d.path, k, d.top[k], top[k])
-				return false
+				return fmt.Errorf("placement: check: domain %q top-%d sum %d is stale but not marked, want %d", d.path, k, d.top[k], top[k])
 			}
 		}
 		if d.level >= len(c.levels) {
-			err = fmt.Errorf("placement: check: domain %q at missing level %d", d.path, d.level)
-			return false
+			return fmt.Errorf("placement: check: domain %q at missing level %d", d.path, d.level)
 		}
 		levelFree[d.level] = append(levelFree[d.level], dkey{n: d.idxFree, ord: d.ord})
 		for k := 2; k <= maxIndexedSpan; k++ {
 			levelTop[d.level][k] = append(levelTop[d.level][k], dkey{n: d.top[k], ord: d.ord})
 		}
-		return true
-	})
-	if err != nil {
-		return err
 	}
 	for l, lv := range c.levels {
 		if err := sameItems(fmt.Sprintf("level %d free index", l), lv.byFree, levelFree[l], lessDKey); err != nil {

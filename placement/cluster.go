@@ -90,6 +90,7 @@ func idPrefix16(s string) [2]uint64 {
 
 type nodeState struct {
 	owner    *cowToken
+	ord      int // index in Cluster.recs, immutable
 	id       string
 	pre      [2]uint64 // idPrefix16(id)
 	gpus     int
@@ -151,10 +152,59 @@ func (n *nodeState) accepting() bool { return !n.draining }
 // indexed reports whether the node is in the free-capacity indexes.
 func (n *nodeState) indexed() bool { return !n.draining && n.free > 0 }
 
+// nodeEntry maps a node id to its ordinal, the node's index in
+// Cluster.recs. It never changes while the node exists, so that copying a
+// node's record leaves the id index alone.
 type nodeEntry struct {
-	id string
-	n  *nodeState
+	id  string
+	ord int
 }
+
+// cowChunkBits sets the length of a cowArray chunk: 64 entries.
+const cowChunkBits = 6
+
+// cowChunk is a part of a cowArray, changed in place only by its owner.
+type cowChunk[T any] struct {
+	owner *cowToken
+	v     [1 << cowChunkBits]T
+}
+
+// cowArray is an array indexed by ordinal whose chunks clones share until
+// one of them changes a chunk, which it copies first: a clone copies only
+// the list of chunks, one pointer per 64 entries, and a change copies at
+// most one chunk of 64 entries. Reading is two loads, without a search.
+type cowArray[T any] struct {
+	chunks []*cowChunk[T]
+}
+
+// at returns entry i, or the zero T beyond the end. O(1).
+func (a *cowArray[T]) at(i int) T {
+	if c := i >> cowChunkBits; c < len(a.chunks) {
+		return a.chunks[c].v[i&(1<<cowChunkBits-1)]
+	}
+	var zero T
+	return zero
+}
+
+// set makes x entry i, copying its chunk first unless tok owns it, and
+// growing the array as needed. O(1) amortized, plus a chunk copy.
+func (a *cowArray[T]) set(tok *cowToken, i int, x T) {
+	c := i >> cowChunkBits
+	for c >= len(a.chunks) {
+		a.chunks = append(a.chunks, &cowChunk[T]{owner: tok})
+	}
+	ch := a.chunks[c]
+	if ch.owner != tok {
+		cp := *ch
+		cp.owner = tok
+		ch = &cp
+		a.chunks[c] = ch
+	}
+	ch.v[i&(1<<cowChunkBits-1)] = x
+}
+
+// clone returns a copy sharing every chunk. O(len/64).
+func (a *cowArray[T]) clone() cowArray[T] { return cowArray[T]{chunks: slices.Clone(a.chunks)} }
 
 // dkey orders the domains of a level by a count, then by ordinal. It holds
 // no pointer, which keeps the level indexes cheap to update.
@@ -185,11 +235,6 @@ type domainState struct {
 // lagAll marks idxFree and every top[k], 2 ≤ k ≤ maxIndexedSpan, as
 // lagging.
 const lagAll = uint32(1<<(maxIndexedSpan+1)) - 2
-
-type domainEntry struct {
-	ord int
-	d   *domainState
-}
 
 type pathEntry struct {
 	path string
@@ -328,16 +373,19 @@ type Cluster struct {
 	tok    *cowToken
 	spread bool
 
-	nodes   *btree.BTreeG[nodeEntry]   // all nodes by id
-	free    *btree.BTreeG[key]         // (free, id) of nodes that accept placements and have free GPUs
-	caps    *btree.BTreeG[key]         // (gpus, id) of nodes that accept placements
-	domains *btree.BTreeG[domainEntry] // topology domains by ordinal
-	paths   *btree.BTreeG[pathEntry]   // domain ordinals by path
-	nextOrd int                        // ordinal of the next new domain
-	levels  []*levelIndex              // per topology level, outermost first
-	allocs  *btree.BTreeG[allocEntry]  // allocations by id hash, then id
-	probe   *allocRec                  // the record of allocKey's search keys
-	fl      *btree.FreeListG[key]      // shared by the per-domain trees
+	nodes   *btree.BTreeG[nodeEntry]  // all nodes by id, to their ordinals
+	recs    cowArray[*nodeState]      // node records by ordinal; nil for a removed node
+	nextNod int                       // ordinal of the next new node
+	free    *btree.BTreeG[key]        // (free, id) of nodes that accept placements and have free GPUs
+	caps    *btree.BTreeG[key]        // (gpus, id) of nodes that accept placements
+	domains cowArray[*domainState]    // topology domains by ordinal; nil for a removed domain
+	ndoms   int                       // live domains
+	paths   *btree.BTreeG[pathEntry]  // domain ordinals by path
+	nextOrd int                       // ordinal of the next new domain
+	levels  []*levelIndex             // per topology level, outermost first
+	allocs  *btree.BTreeG[allocEntry] // allocations by id hash, then id
+	probe   *allocRec                 // the record of allocKey's search keys
+	fl      *btree.FreeListG[key]     // shared by the per-domain trees
 
 	// stale[1] lists the domains whose free total (as byFree indexes it)
 	// lags behind their nodes, stale[k] for k ≥ 2 those whose top-k sum
@@ -361,16 +409,15 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		o(&cfg)
 	}
 	c := &Cluster{
-		tok:     new(cowToken),
-		spread:  cfg.spread,
-		nodes:   btree.NewG(treeDegree, func(a, b nodeEntry) bool { return a.id < b.id }),
-		free:    btree.NewG(treeDegree, lessKey),
-		caps:    btree.NewG(treeDegree, lessKey),
-		domains: btree.NewG(treeDegree, func(a, b domainEntry) bool { return a.ord < b.ord }),
-		paths:   btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
-		allocs:  btree.NewG(treeDegree, lessAlloc),
-		probe:   new(allocRec),
-		fl:      btree.NewFreeListG[key](btree.DefaultFreeListSize),
+		tok:    new(cowToken),
+		spread: cfg.spread,
+		nodes:  btree.NewG(treeDegree, func(a, b nodeEntry) bool { return a.id < b.id }),
+		free:   btree.NewG(treeDegree, lessKey),
+		caps:   btree.NewG(treeDegree, lessKey),
+		paths:  btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
+		allocs: btree.NewG(treeDegree, lessAlloc),
+		probe:  new(allocRec),
+		fl:     btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
 	for _, n := range nodes {
 		if err := c.AddNode(n); err != nil {
@@ -382,13 +429,14 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 }
 
 // Clone returns an independent copy of c, for planning a round without
-// committing it. It costs O(topology levels), plus bringing every domain
-// of c whose top sums lag behind its nodes up to date, for every span
-// (once: further clones of an unchanged c find nothing to do) — the
-// indexes are copy-on-write B-trees, and node and domain records are copied
-// lazily, the first time either cluster changes them — so later mutations
-// of either cluster pay a little more until they have copied what they
-// touch.
+// committing it. It costs O(topology levels + (nodes + domains)/64), plus
+// bringing every domain of c whose top sums lag behind its nodes up to
+// date, for every span (once: further clones of an unchanged c find
+// nothing to do) — the indexes are copy-on-write B-trees, the node and
+// domain records sit in copy-on-write arrays of 64-entry chunks (the clone
+// copies one pointer per chunk), and records are copied lazily, the first
+// time either cluster changes them — so later mutations of either cluster
+// pay a little more until they have copied what they touch.
 func (c *Cluster) Clone() *Cluster {
 	c.refresh()           // so that neither copy inherits stale domains
 	c.tok = new(cowToken) // records shared from now on belong to neither
@@ -398,7 +446,10 @@ func (c *Cluster) Clone() *Cluster {
 		nodes:    c.nodes.Clone(),
 		free:     c.free.Clone(),
 		caps:     c.caps.Clone(),
-		domains:  c.domains.Clone(),
+		recs:     c.recs.clone(),
+		nextNod:  c.nextNod,
+		domains:  c.domains.clone(),
+		ndoms:    c.ndoms,
 		paths:    c.paths.Clone(),
 		nextOrd:  c.nextOrd,
 		allocs:   c.allocs.Clone(),
@@ -472,13 +523,13 @@ func (c *Cluster) Node(id string) (NodeInfo, bool) {
 	if !ok {
 		return NodeInfo{}, false
 	}
-	return e.n.info(), true
+	return c.recs.at(e.ord).info(), true
 }
 
 // Nodes yields the state of every node in id order.
 func (c *Cluster) Nodes() iter.Seq[NodeInfo] {
 	return func(yield func(NodeInfo) bool) {
-		c.nodes.Ascend(func(e nodeEntry) bool { return yield(e.n.info()) })
+		c.nodes.Ascend(func(e nodeEntry) bool { return yield(c.recs.at(e.ord).info()) })
 	}
 }
 
@@ -553,6 +604,7 @@ func (c *Cluster) AddNode(n Node) error {
 	}
 	ns := &nodeState{
 		owner:    c.tok,
+		ord:      c.nextNod,
 		id:       n.ID,
 		pre:      idPrefix16(n.ID),
 		gpus:     n.GPUs,
@@ -564,7 +616,9 @@ func (c *Cluster) AddNode(n Node) error {
 		ns.hi = make([]uint64, (n.GPUs-64+63)/64)
 	}
 	ns.domains = make([]int, len(n.Topology))
-	c.nodes.ReplaceOrInsert(nodeEntry{id: ns.id, n: ns})
+	c.nextNod++
+	c.recs.set(c.tok, ns.ord, ns)
+	c.nodes.ReplaceOrInsert(nodeEntry{id: ns.id, ord: ns.ord})
 	c.capacity += ns.gpus
 	for l := range n.Topology {
 		for len(c.levels) <= l {
@@ -581,7 +635,8 @@ func (c *Cluster) AddNode(n Node) error {
 		ns.domains[l] = ord
 		d := &domainState{owner: c.tok, ord: ord, path: path, level: l, members: 1,
 			nodes: btree.NewWithFreeListG(domainDegree, lessKey, c.fl)}
-		c.domains.ReplaceOrInsert(domainEntry{ord: ord, d: d})
+		c.domains.set(c.tok, ord, d)
+		c.ndoms++
 		c.paths.ReplaceOrInsert(pathEntry{path: path, ord: ord})
 		lv := c.levels[l]
 		lv.byFree.ReplaceOrInsert(dkey{n: 0, ord: ord})
@@ -615,10 +670,10 @@ func (c *Cluster) setDraining(op, id string, v bool) error {
 	if !ok {
 		return &Error{Op: op, Node: id, Err: ErrUnknownNode}
 	}
-	if e.n.draining == v {
+	if c.recs.at(e.ord).draining == v {
 		return nil
 	}
-	n := c.mutNode(e)
+	n := c.mutNode(e.ord)
 	old := n.snapshot()
 	n.draining = v
 	c.reindex(n, old)
@@ -633,15 +688,16 @@ func (c *Cluster) RemoveNode(id string) error {
 	if !ok {
 		return &Error{Op: "remove node", Node: id, Err: ErrUnknownNode}
 	}
-	if held := e.n.gpus - e.n.free; held > 0 {
+	if n := c.recs.at(e.ord); n.gpus-n.free > 0 {
 		return &Error{Op: "remove node", Node: id, Err: ErrNodeBusy,
-			Detail: fmt.Sprintf("%d GPUs still held", held)}
+			Detail: fmt.Sprintf("%d GPUs still held", n.gpus-n.free)}
 	}
-	n := c.mutNode(e)
+	n := c.mutNode(e.ord)
 	old := n.snapshot()
 	n.draining = true
 	c.reindex(n, old)
 	c.nodes.Delete(nodeEntry{id: id})
+	c.recs.set(c.tok, e.ord, nil)
 	c.capacity -= n.gpus
 	for _, ord := range n.domains {
 		d := c.mutDomain(ord)
@@ -649,7 +705,8 @@ func (c *Cluster) RemoveNode(id string) error {
 		if d.members > 0 {
 			continue
 		}
-		c.domains.Delete(domainEntry{ord: ord})
+		c.domains.set(c.tok, ord, nil)
+		c.ndoms--
 		c.paths.Delete(pathEntry{path: d.path})
 		lv := c.levels[d.level]
 		lv.byFree.Delete(dkey{n: d.idxFree, ord: ord})
@@ -660,17 +717,18 @@ func (c *Cluster) RemoveNode(id string) error {
 	return nil
 }
 
-// mutNode returns a record of e's node that c may change in place.
-func (c *Cluster) mutNode(e nodeEntry) *nodeState {
-	if e.n.owner == c.tok {
-		return e.n
+// mutNode returns a record of node ord that c may change in place.
+func (c *Cluster) mutNode(ord int) *nodeState {
+	n := c.recs.at(ord)
+	if n.owner == c.tok {
+		return n
 	}
-	cp := *e.n
+	cp := *n
 	cp.owner = c.tok
 	if cp.hi != nil {
 		cp.hi = slices.Clone(cp.hi)
 	}
-	c.nodes.ReplaceOrInsert(nodeEntry{id: cp.id, n: &cp})
+	c.recs.set(c.tok, ord, &cp)
 	return &cp
 }
 
@@ -683,20 +741,20 @@ func (c *Cluster) mutDomain(ord int) *domainState {
 // liveDomain returns a record of domain ord that c may change in place, or
 // false if there is no such domain.
 func (c *Cluster) liveDomain(ord int) (*domainState, bool) {
-	e, ok := c.domains.Get(domainEntry{ord: ord})
-	if !ok {
+	d := c.domains.at(ord)
+	if d == nil {
 		return nil, false
 	}
-	if e.d.owner == c.tok {
-		return e.d, true
+	if d.owner == c.tok {
+		return d, true
 	}
-	cp := *e.d
+	cp := *d
 	cp.owner = c.tok
 	// Clone a private copy of the tree header: the shared header is never
 	// written, so other clones may keep reading it concurrently.
-	shared := *e.d.nodes
+	shared := *d.nodes
 	cp.nodes = shared.Clone()
-	c.domains.ReplaceOrInsert(domainEntry{ord: ord, d: &cp})
+	c.domains.set(c.tok, ord, &cp)
 	return &cp, true
 }
 

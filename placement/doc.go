@@ -89,9 +89,10 @@
 // sum of a domain they touch is recomputed only when a decision for k
 // nodes next needs it, at O(k + log n + log domains), so a domain changed
 // many times in between pays once, and only for the spans asked for (a
-// Clone brings all of them up to date, once). Clone is O(levels); the
-// first changes after a Clone also copy the B-tree nodes on their paths
-// (tens of kilobytes), later ones do not.
+// Clone brings all of them up to date, once). Clone is O(levels +
+// (nodes + domains)/64); the first changes after a Clone also copy the
+// B-tree nodes on their paths and the 64-entry chunks of records they
+// touch (tens of kilobytes), later ones do not.
 //
 // # Concurrency
 //

@@ -94,8 +94,7 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 		// Rare: spans beyond the indexed range scan the domains with
 		// enough free GPUs. O(domains of the level · (log + k)).
 		lv.byFree.AscendGreaterOrEqual(dkey{n: demand, ord: -1}, func(x dkey) bool {
-			e, _ := c.domains.Get(domainEntry{ord: x.ord})
-			d := e.d
+			d := c.domains.at(x.ord)
 			// The k largest blocks add up to at most the 16 largest plus
 			// k−16 times the 16th: skip domains that cannot reach demand.
 			const m = maxIndexedSpan
@@ -113,8 +112,7 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 	if !found {
 		return nil, false
 	}
-	e, _ := c.domains.Get(domainEntry{ord: best.ord})
-	return e.d, true
+	return c.domains.at(best.ord), true
 }
 
 // topSum returns the sum of the k largest free blocks of t. O(log |t| + k).
@@ -229,7 +227,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 		if err := c.store(r); err != nil {
 			return Placement{}, err
 		}
-		c.markSlot(nodeEntry{id: b.id, n: b.node}, r.slots[1], true)
+		c.markSlot(b.node.ord, r.slots[1], true)
 		return Placement{Slots: r.slots[0:1:1]}, nil
 	}
 	q := c.choose(p, demand)
@@ -238,7 +236,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 	}
 	for _, s := range q.Slots {
 		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
-		c.markSlot(n, s, true)
+		c.markSlot(n.ord, s, true)
 	}
 	return q, nil
 }
@@ -299,7 +297,7 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 		return err
 	}
 	for i, s := range p.Slots {
-		c.markSlot(nodes[i], s, true)
+		c.markSlot(nodes[i].ord, s, true)
 	}
 	return nil
 }
@@ -318,7 +316,7 @@ func (c *Cluster) validate(p Placement, nodes []nodeEntry, fail func(node string
 		if !ok {
 			return nil, fail(s.Node, ErrUnknownNode, "")
 		}
-		n := e.n
+		n := c.recs.at(e.ord)
 		if len(s.GPUs) == 0 {
 			return nil, fail(s.Node, ErrInvalidPlacement, "slot has no GPU")
 		}
@@ -390,9 +388,10 @@ func (c *Cluster) PlaceWithout(demand int, ids []string) (Placement, error) {
 // heldAll reports whether every GPU of p, a stored allocation, is held.
 func (c *Cluster) heldAll(p Placement) bool {
 	for _, s := range p.Slots {
-		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
+		e, _ := c.nodes.Get(nodeEntry{id: s.Node})
+		n := c.recs.at(e.ord)
 		for _, g := range s.GPUs {
-			if !n.n.held(g) {
+			if !n.held(g) {
 				return false
 			}
 		}
@@ -404,15 +403,15 @@ func (c *Cluster) heldAll(p Placement) bool {
 func (c *Cluster) markAll(p Placement, held bool) {
 	for _, s := range p.Slots {
 		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
-		c.markSlot(n, s, held)
+		c.markSlot(n.ord, s, held)
 	}
 }
 
 // markSlot marks the GPUs of slot s held (or free) on their node, whose
-// entry is e, updates the counts and reindexes the node. The caller has
+// ordinal is ord, updates the counts and reindexes the node. The caller has
 // validated s.
-func (c *Cluster) markSlot(e nodeEntry, s Slot, held bool) {
-	n := c.mutNode(e)
+func (c *Cluster) markSlot(ord int, s Slot, held bool) {
+	n := c.mutNode(ord)
 	old := n.snapshot()
 	for _, g := range s.GPUs {
 		n.mark(g, held)
