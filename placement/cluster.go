@@ -283,9 +283,12 @@ type allocRec struct {
 	id string
 	p  Placement
 	// slots backs p.Slots when the placement is on one node (slots[1]),
-	// and slots[0] the copy that Assign returns, so that a one-node
-	// allocation costs two objects, this one and its GPU indices.
+	// and slots[0] the copy that Assign returns; gpus backs the GPU
+	// indices of both when they are at most 4 GPUs. So a one-node
+	// allocation costs one object up to 4 GPUs (192 bytes), and two
+	// beyond.
 	slots [2]Slot
+	gpus  [8]int
 }
 
 // newAllocRec returns the record of allocation id holding a copy of p
@@ -294,7 +297,11 @@ func newAllocRec(id string, p Placement) *allocRec {
 	r := &allocRec{id: id}
 	if len(p.Slots) == 1 {
 		s := p.Slots[0]
-		r.slots[1] = Slot{Node: s.Node, GPUs: slices.Clone(s.GPUs)}
+		gpus := r.gpus[: 0 : len(r.gpus)/2]
+		if len(s.GPUs) > cap(gpus) {
+			gpus = nil
+		}
+		r.slots[1] = Slot{Node: s.Node, GPUs: append(gpus, s.GPUs...)}
 		r.p = Placement{Slots: r.slots[1:2:2]}
 		return r
 	}

@@ -216,12 +216,17 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 		return Placement{}, err
 	}
 	if p.nodes == 1 {
-		// The returned and the stored placement share two allocations,
-		// the record and the GPU indices, each using its own half of them.
+		// The returned and the stored placement share the record and
+		// the GPU indices (in the record up to 4 GPUs), each using its
+		// own half of them.
 		b := p.best
-		gpus := b.node.appendLowestFree(make([]int, 0, 2*demand), demand)
-		gpus = append(gpus, gpus...)
 		r := &allocRec{id: id}
+		gpus := r.gpus[:0]
+		if 2*demand > len(r.gpus) {
+			gpus = make([]int, 0, 2*demand)
+		}
+		gpus = b.node.appendLowestFree(gpus, demand)
+		gpus = append(gpus, gpus...)
 		r.slots = [2]Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
 		r.p = Placement{Slots: r.slots[1:2:2]}
 		if err := c.store(r); err != nil {
