@@ -119,7 +119,9 @@ type round struct {
 	without withoutPlacer      // the Placer's PlaceWithout, if any
 	looks   []string           // the ids released for an optimistic look
 	expHeld int                // GPUs held by running candidates not yet decided
-	owners  map[gpuKey]int32
+	// GPUs granted so far (new and renewed), for growGrants' estimate
+	grantedGPUs int
+	owners      map[gpuKey]int32
 	// The demands that failed in the current state, with the index (1 +)
 	// of their reason in reasons: below 64 GPUs in a bit set and an array,
 	// larger ones in a map.
@@ -278,6 +280,7 @@ func (r *round) init(in Input, opts Options) error {
 	r.opts, r.lease, r.p = opts, in.Lease.Seconds(), in.Placer
 	r.a, r.clone, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, 0, false, 0
 	r.has1, r.hasRest = false, false
+	r.grantedGPUs = 0
 	clear(r.by)
 	r.running = r.running[:0]
 	clear(r.tenants)
@@ -1001,17 +1004,37 @@ func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Pla
 		Preempts:        preempts,
 	}
 	if len(r.res.Grants) == cap(r.res.Grants) {
-		// Double: append grows large slices by 1.25×, copying Grants (a
-		// large struct) many times over in a big round.
-		gs := make([]Grant, len(r.res.Grants), 2*cap(r.res.Grants)+64)
-		copy(gs, r.res.Grants)
-		r.res.Grants = gs
+		r.growGrants()
 	}
 	r.res.Grants = append(r.res.Grants, g)
+	r.grantedGPUs += int(c.Demand)
 	r.steps++
 	if r.opts.Trace != nil {
 		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: *c, Reward: g.Reward, Granted: true, Grant: g})
 	}
+}
+
+// growGrants makes room for more grants. Grant is a large struct and a
+// round on an idle cluster makes tens of thousands of them, so it neither
+// lets append grow the slice by 1.25× (copying it many times over) nor
+// just doubles it (allocating up to twice what the round needs): when
+// the Placer counts its free GPUs it grows the slice to the grants the GPUs
+// still to be had (free, plus those of undecided expiring jobs) would make
+// at the round's average demand so far, an eighth more, and at least
+// double; without a count, or once the estimate falls short, it doubles.
+// Never beyond one grant per candidate.
+func (r *round) growGrants() {
+	n := len(r.res.Grants)
+	c := 2*n + 64
+	if r.free != nil && r.grantedGPUs > 0 {
+		left := r.free() + r.expHeld
+		est := n + int(int64(left)*int64(n)/int64(r.grantedGPUs))
+		c = max(c, est+est/8+64)
+	}
+	c = max(min(c, len(r.cands)), n+1)
+	gs := make([]Grant, n, c)
+	copy(gs, r.res.Grants)
+	r.res.Grants = gs
 }
 
 // fail records that candidate ci did not fit, for the reason with index ri
