@@ -756,11 +756,12 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 }
 
 // firstOld returns the n first jobs of g (n < len(g)) in Phase 2 order.
-// Jobs with a lower bound on their ρ_job are not read at first; the n
-// first of the others (reading the lowest bounds too when fewer than n
-// were read) give τ, the n-th ρ; then every job whose bound is at most τ is
-// read. A job left unread has ρ ≥ bound > τ, so it ranks behind n jobs
-// read: the n first of the jobs read are the n first of g.
+// Jobs with a lower bound on their ρ_job are not read at first; the others
+// are. Then the bounded jobs are read in increasing order of their bounds
+// until n jobs are read and the next bound is above τ, the n-th ρ read so
+// far: a job left unread has ρ ≥ bound > τ, so it ranks behind n jobs read,
+// and the n first of the jobs read are the n first of g. O(len(g) + r log
+// len(g)) for r jobs read.
 func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n int) []oldJob {
 	read, bounded := t.ranked[:0], t.bounded[:0]
 	for _, w := range g {
@@ -771,28 +772,55 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 		read = append(read, w.read(acc, now))
 	}
 	t.bounded = bounded // the whole array, cleared by selectOld
-	if short := n - len(read); short > 0 {
-		// Read the jobs with the lowest bounds.
-		firstN(bounded, short)
-		for _, o := range bounded[:short] {
-			read = append(read, o.w.read(acc, now))
+	first := len(read)
+	if len(read) >= n {
+		firstN(read, n) // read[:n]: the n first, a max-heap rooted at τ
+		read = read[:n]
+	}
+	for i := len(bounded)/2 - 1; i >= 0; i-- {
+		siftBound(bounded, i)
+	}
+	for len(bounded) > 0 {
+		b := bounded[0]
+		if len(read) >= n && b.rho > read[0].rho {
+			break // every job left has ρ ≥ its bound > τ
 		}
-		bounded = bounded[short:]
-	}
-	top := firstN(read, n)
-	tau := top[0] // the n-th: the root of firstN's max-heap
-	more := false
-	for _, o := range bounded {
-		if o.rho <= tau.rho {
-			read = append(read, o.w.read(acc, now))
-			more = true
+		last := len(bounded) - 1
+		bounded[0] = bounded[last]
+		bounded = bounded[:last]
+		siftBound(bounded, 0)
+		o := b.w.read(acc, now)
+		switch {
+		case len(read) < n:
+			if read = append(read, o); len(read) == n {
+				firstN(read, n)
+			}
+		case oldBefore(&o, &read[0]):
+			read[0] = o
+			siftOld(read, 0)
 		}
 	}
-	if more {
-		top = firstN(read, n)
+	t.ranked = read[:max(first, len(read))] // all written, cleared by selectOld
+	return read
+}
+
+// siftBound restores the min-heap (by the bound in rho) below i.
+func siftBound(h []oldJob, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].rho < h[l].rho {
+			m = r
+		}
+		if h[i].rho <= h[m].rho {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
-	t.ranked = read
-	return top
 }
 
 // roundClock is the time of a round as the trimmer's memos use it.
