@@ -778,7 +778,7 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 		read = read[:n]
 	}
 	for i := len(bounded)/2 - 1; i >= 0; i-- {
-		siftBound(bounded, i)
+		siftOld(bounded, i, true)
 	}
 	for len(bounded) > 0 {
 		b := bounded[0]
@@ -788,7 +788,7 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 		last := len(bounded) - 1
 		bounded[0] = bounded[last]
 		bounded = bounded[:last]
-		siftBound(bounded, 0)
+		siftOld(bounded, 0, true)
 		o := b.w.read(acc, now)
 		switch {
 		case len(read) < n:
@@ -797,30 +797,11 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 			}
 		case oldBefore(&o, &read[0]):
 			read[0] = o
-			siftOld(read, 0)
+			siftOld(read, 0, false)
 		}
 	}
 	t.ranked = read[:max(first, len(read))] // all written, cleared by selectOld
 	return read
-}
-
-// siftBound restores the min-heap (by the bound in rho) below i.
-func siftBound(h []oldJob, i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r].rho < h[l].rho {
-			m = r
-		}
-		if h[i].rho <= h[m].rho {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }
 
 // roundClock is the time of a round as the trimmer's memos use it.
@@ -923,34 +904,43 @@ func oldBefore(x, y *oldJob) bool {
 func firstN(r []oldJob, n int) []oldJob {
 	h := r[:n]
 	for i := n/2 - 1; i >= 0; i-- {
-		siftOld(h, i)
+		siftOld(h, i, false)
 	}
 	for i := n; i < len(r); i++ {
 		if oldBefore(&r[i], &h[0]) {
 			h[0], r[i] = r[i], h[0]
-			siftOld(h, 0)
+			siftOld(h, 0, false)
 		}
 	}
 	return h
 }
 
-// siftOld restores the max-heap (by oldBefore) below i.
-func siftOld(h []oldJob, i int) {
+// siftOld restores a heap of jobs below i: a max-heap in Phase 2 order
+// (firstN's), or with byBound a min-heap by the bounds in rho.
+func siftOld(h []oldJob, i int, byBound bool) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
 			return
 		}
 		m := l
-		if r := l + 1; r < len(h) && oldBefore(&h[l], &h[r]) {
+		if r := l + 1; r < len(h) && above(&h[r], &h[l], byBound) {
 			m = r
 		}
-		if !oldBefore(&h[i], &h[m]) {
+		if !above(&h[m], &h[i], byBound) {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
+}
+
+// above reports whether x belongs above y in siftOld's heap.
+func above(x, y *oldJob, byBound bool) bool {
+	if byBound {
+		return x.rho < y.rho
+	}
+	return oldBefore(y, x)
 }
 
 // perNode lets the trimmer bound the grants of a demand d no larger than a
