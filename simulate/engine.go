@@ -150,7 +150,9 @@ type engine struct {
 	// the latest of their times (staleMax), the clock at the end.
 	stale    timeHeap
 	staleSet map[time.Duration]bool
-	staleMax time.Duration
+	// staleLast is the interval end last put in stale
+	staleLast time.Duration
+	staleMax  time.Duration
 
 	next    trace.Job // lookahead
 	hasNext bool
@@ -510,7 +512,11 @@ func (e *engine) staleAt(t time.Duration) {
 	for _, l := range e.cfg.Intervals {
 		b = max(b, t/l*l)
 	}
-	if b > e.now && !e.staleSet[b] {
+	// The last interval end queued is still queued while it is ahead of
+	// now (the loop takes it out when the clock reaches it): most stale
+	// events of a tick share it, and skip the set.
+	if b > e.now && b != e.staleLast && !e.staleSet[b] {
+		e.staleLast = b
 		if e.staleSet == nil {
 			e.staleSet = map[time.Duration]bool{}
 		}

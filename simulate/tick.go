@@ -270,7 +270,7 @@ func (e *engine) preempt(j *job) error {
 // completion event stays valid unless the renewal pauses it.
 func (e *engine) renew(j *job, g Grant) error {
 	now := e.now
-	if len(g.Placement.Slots) > 0 && !g.Placement.Equal(j.st.Placement) {
+	if len(g.Placement.Slots) > 0 && !samePlacement(g.Placement, j.st.Placement) {
 		return e.badDecision(g.Job, "renewal moves the job")
 	}
 	e.res.Stats.Renewals++
@@ -310,6 +310,15 @@ func (e *engine) renew(j *job, g Grant) error {
 		e.q.push(event{at: now + g.Lease, kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
 	}
 	return nil
+}
+
+// samePlacement is a.Equal(b), at once when both share their slots (a
+// renewal usually hands the job's own placement back).
+func samePlacement(a, b placement.Placement) bool {
+	if len(a.Slots) == len(b.Slots) && len(a.Slots) > 0 && &a.Slots[0] == &b.Slots[0] {
+		return true
+	}
+	return a.Equal(b)
 }
 
 // grant places a pending job and starts it at the barrier (now when no
