@@ -278,15 +278,29 @@ type allocEntry struct {
 	r *allocRec
 }
 
-// allocRec is an allocation's record, immutable once stored.
+// allocRec is an allocation's record, immutable once stored. A one-node
+// allocation's record is the head of a larger object that also holds its
+// slot and, for a few GPUs, their indices (slotRec, assignRec), so that it
+// costs one allocation.
 type allocRec struct {
 	id string
 	p  Placement
-	// slots backs p.Slots when the placement is on one node (slots[1]),
-	// and slots[0] the copy that Assign returns; gpus backs the GPU
-	// indices of both when they are at most 4 GPUs. So a one-node
-	// allocation costs one object up to 4 GPUs (192 bytes), and two
-	// beyond.
+}
+
+// slotRec is the record of a one-node allocation stored by Allocate: the
+// record, the slot p.Slots names and, up to 4 GPUs, the GPU indices (112
+// bytes).
+type slotRec struct {
+	allocRec
+	slot [1]Slot
+	gpus [4]int
+}
+
+// assignRec is the record of a one-node allocation made by Assign: slots[1]
+// backs p.Slots and slots[0] is the copy Assign returns; gpus holds the GPU
+// indices of both up to 4 GPUs (192 bytes).
+type assignRec struct {
+	allocRec
 	slots [2]Slot
 	gpus  [8]int
 }
@@ -294,19 +308,18 @@ type allocRec struct {
 // newAllocRec returns the record of allocation id holding a copy of p
 // that shares nothing with p.
 func newAllocRec(id string, p Placement) *allocRec {
-	r := &allocRec{id: id}
 	if len(p.Slots) == 1 {
 		s := p.Slots[0]
-		gpus := r.gpus[: 0 : len(r.gpus)/2]
-		if len(s.GPUs) > cap(gpus) {
+		r := &slotRec{allocRec: allocRec{id: id}}
+		gpus := r.gpus[:0]
+		if len(s.GPUs) > len(r.gpus) {
 			gpus = nil
 		}
-		r.slots[1] = Slot{Node: s.Node, GPUs: append(gpus, s.GPUs...)}
-		r.p = Placement{Slots: r.slots[1:2:2]}
-		return r
+		r.slot[0] = Slot{Node: s.Node, GPUs: append(gpus, s.GPUs...)}
+		r.p = Placement{Slots: r.slot[:]}
+		return &r.allocRec
 	}
-	r.p = p.clone()
-	return r
+	return &allocRec{id: id, p: p.clone()}
 }
 
 // lessAlloc orders by hash, then by id.

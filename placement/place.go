@@ -220,7 +220,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 		// the GPU indices (in the record up to 4 GPUs), each using its
 		// own half of them.
 		b := p.best
-		r := &allocRec{id: id}
+		r := &assignRec{allocRec: allocRec{id: id}}
 		gpus := r.gpus[:0]
 		if 2*demand > len(r.gpus) {
 			gpus = make([]int, 0, 2*demand)
@@ -229,7 +229,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 		gpus = append(gpus, gpus...)
 		r.slots = [2]Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
 		r.p = Placement{Slots: r.slots[1:2:2]}
-		if err := c.store(r); err != nil {
+		if err := c.store(&r.allocRec); err != nil {
 			return Placement{}, err
 		}
 		c.markSlot(b.node.ord, r.slots[1], true)
