@@ -66,6 +66,8 @@ type Astraea struct {
 	rounds sched.Rounder
 	place  inPlace   // the round's Placer
 	plan   roundPlan // the last round, left on the engine's cluster
+	// credits is renewsFirst's scratch
+	credits []tenantCredit
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
 }
@@ -144,7 +146,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		if err != nil {
 			return Decision{}, fmt.Errorf("astraea: %w", err)
 		}
-		if !fits {
+		if !fits || a.renewsFirst(s, lease) {
 			return a.renewAll(s, lease), nil
 		}
 	}
@@ -235,6 +237,95 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		d.Preempt = append(d.Preempt, string(r.Job))
 	}
 	return d, nil
+}
+
+// renewsFirst reports that a round would grant nothing and renew every
+// expiring job, as renewAll does, because no waiting job finds GPUs even
+// where the round tries it.
+//
+// Call an expiring job early when its tenant has no waiting job and, after
+// its pre-credit for all its renewals, still a lower ρ_tenant than every
+// tenant with waiting jobs: Phase 1 serves that tenant before any of them
+// throughout (a renewal always succeeds, and their ρ moves only with a
+// grant), so every early job is renewed before the first waiting job is
+// tried. From then on the GPUs a waiting job can get, the free GPUs plus
+// those of the expiring jobs still undecided, are at most the free GPUs
+// plus those of the other expiring jobs, and only shrink. If no waiting
+// demand fits that view, every waiting job fails wherever it is tried and
+// every expiring job is renewed when its turn comes. A relative margin on
+// ρ keeps rounding (the round adds the pre-credits one by one) from
+// deciding. The view is read from the engine's free counts (strict
+// consolidation, as in fitsReleased). Not for the single-level variant
+// (one pseudo-tenant). Cost: one tenant account read per tenant with
+// expiring or waiting jobs, O(tenants + e × (tenants + nodes) + slots)
+// for e expiring jobs.
+func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
+	if a.opt.SingleLevel || s.pendingByTenant == nil || s.nodes == nil || len(s.PendingDemands) == 0 {
+		return false
+	}
+	lo := math.Inf(1) // the lowest ρ of a tenant with waiting jobs
+	for ti, n := range s.pendingByTenant {
+		if n == 0 {
+			continue
+		}
+		acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[ti]))
+		if !ok || math.IsNaN(float64(acct.Rho)) {
+			return false
+		}
+		lo = min(lo, float64(acct.Rho))
+	}
+	credits := a.credits[:0]
+	for _, r := range s.Expiring {
+		i := slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })
+		if i < 0 {
+			i = len(credits)
+			credits = append(credits, tenantCredit{tenant: r.tenant})
+		}
+		credits[i].gpus += r.Job.GPUs
+	}
+	a.credits = credits
+	for i := range credits {
+		c := &credits[i]
+		if s.pendingByTenant[c.tenant] > 0 {
+			continue // late: its own ρ is among those it must stay below
+		}
+		acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[c.tenant]))
+		if !ok {
+			return false
+		}
+		rho := float64(ledger.Ratio(acct.Alloc+ledger.GPUSeconds(float64(c.gpus)*lease.Seconds()), acct.FairShare))
+		c.early = rho*(1+1e-9)+1e-12 < lo
+	}
+	// The view: free GPUs plus those of the late expiring jobs.
+	gains := a.gains[:0]
+	for _, r := range s.Expiring {
+		if credits[slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })].early {
+			continue
+		}
+		for _, sl := range r.Placement.Slots {
+			gains = addGain(gains, sl.Node, len(sl.GPUs))
+		}
+	}
+	a.gains = gains
+	c := s.Cluster
+	largest, total := c.LargestFree(), c.Free()
+	for _, g := range gains {
+		largest = max(largest, s.nodes.free[g.node]+g.gpus)
+		total += g.gpus
+	}
+	for _, d := range s.PendingDemands {
+		if d <= s.nodes.largest && d <= largest || d > s.nodes.largest && d <= total {
+			return false
+		}
+	}
+	return true
+}
+
+// tenantCredit is the GPUs a tenant's renewals pre-credit (see renewsFirst).
+type tenantCredit struct {
+	tenant int32
+	gpus   int
+	early  bool // its expiring jobs are renewed before any waiting job is tried
 }
 
 // renewAll renews every expiring job in place: what a round decides when

@@ -170,6 +170,8 @@ type engine struct {
 
 	boundaries []time.Duration // next interval end per Intervals entry
 	tenants    []string        // sorted tenant names
+	// pending jobs by tenant (index in tenants)
+	pendingByTenant []int
 
 	// scratch space of apply, reused across ticks
 	stamp  uint64 // decision counter; a job's marks equal it when named
@@ -236,6 +238,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	// Sum in a fixed order: float addition is not associative, and map
 	// order is random.
 	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
+	e.pendingByTenant = make([]int, len(e.tenants))
 	var sum float64
 	for _, t := range e.tenants {
 		sum += cfg.Quotas[t]
@@ -469,7 +472,8 @@ func (e *engine) submit() error {
 	if err != nil {
 		return fmt.Errorf("%w: job %s (line %d): %w", ErrBadJob, tj.ID, tj.Line, err)
 	}
-	j := &job{st: JobState{Job: tj, Remaining: tj.Duration}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived, prog: prog}
+	ti, _ := slices.BinarySearch(e.tenants, tj.Tenant) // the tenant has a quota
+	j := &job{st: JobState{Job: tj, Remaining: tj.Duration, tenant: int32(ti)}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived, prog: prog}
 	w := tj.EffectiveWeight()
 	if err := e.ledgerDo("submit", j, t, func(l *ledger.Ledger) error {
 		return l.Submit(e.at(t), j.id, j.tenant, ledger.GPUs(tj.GPUs), w)

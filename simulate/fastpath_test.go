@@ -240,3 +240,26 @@ func TestPropertyInPlaceAnswersAsTheCluster(t *testing.T) {
 		}
 	})
 }
+
+// TestRenewsFirstWaitsForTheTenantsOwnJobs: a tenant far below the others
+// whose lease ends while one of its own new jobs waits is not served by
+// renewals first: its new job comes first in its Phase 2 order and takes
+// the expiring job's GPUs, as the exhaustive round decides.
+func TestRenewsFirstWaitsForTheTenantsOwnJobs(t *testing.T) {
+	// b holds the node alone until a arrives (5400 s); a1 takes it, b1 is
+	// suspended with a high ρ. a2 arrives at 5500; at a1's lease end
+	// (6310 s) a's ρ, even pre-credited, is below b's, yet a2 must win.
+	cfg := testConfig(1, 8, "a", "b")
+	jobs := []trace.Job{tj("b1", "b", 8, 0, 20000), tj("a1", "a", 8, 5000, 5000), tj("a2", "a", 8, 5500, 1000)}
+	fast, _ := NewAstraea(DefaultAstraeaOptions())
+	full, _ := NewAstraea(DefaultAstraeaOptions())
+	full.exhaustive = true
+	a := mustRun(t, cfg, src(jobs...), fast)
+	b := mustRun(t, cfg, src(jobs...), full)
+	if !reflect.DeepEqual(a.Run, b.Run) {
+		t.Fatalf("runs differ from the exhaustive round's:\n%+v\n%+v", a.Run.Jobs, b.Run.Jobs)
+	}
+	if got := jobByID(t, a, "a2").FirstStart.Sub(t0); got != sec(6320) {
+		t.Errorf("a2 starts at %v, want 6320s (a1 checkpointed at its lease end)", got)
+	}
+}

@@ -47,6 +47,8 @@ type JobState struct {
 	// a slot here costs a policy nothing to reach, where a map would cost
 	// a lookup per waiting job and tick. The engine never reads it.
 	trim *waiting
+	// tenant is the index of the job's tenant in State.tenants.
+	tenant int32
 }
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running
@@ -77,6 +79,10 @@ type State struct {
 	// plans: the engine calls the policy itself (no wrapper in between)
 	// and takes over a round ASTRAEA leaves on the cluster (see roundPlan).
 	plans bool
+	// tenants are the tenant names, sorted; pendingByTenant[i] counts the
+	// pending jobs of tenants[i] (nil in a State the engine did not build).
+	tenants         []string
+	pendingByTenant []int
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.

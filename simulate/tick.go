@@ -57,19 +57,21 @@ func (e *engine) fillState() *State {
 		}
 	}
 	e.state = State{
-		Now:            at,
-		Interval:       e.cfg.Interval,
-		Lease:          e.cfg.Lease,
-		Cluster:        e.cluster,
-		Pending:        e.pending,
-		Running:        e.running.states,
-		Expiring:       e.expState,
-		PendingDemands: e.demands,
-		Accounts:       e.books[0].View(at),
-		Quotas:         e.quotas,
-		Capacity:       e.capacity,
-		nodes:          e.nodes,
-		plans:          e.plans,
+		Now:             at,
+		Interval:        e.cfg.Interval,
+		Lease:           e.cfg.Lease,
+		Cluster:         e.cluster,
+		Pending:         e.pending,
+		Running:         e.running.states,
+		Expiring:        e.expState,
+		PendingDemands:  e.demands,
+		Accounts:        e.books[0].View(at),
+		Quotas:          e.quotas,
+		Capacity:        e.capacity,
+		nodes:           e.nodes,
+		plans:           e.plans,
+		tenants:         e.tenants,
+		pendingByTenant: e.pendingByTenant,
 	}
 	return &e.state
 }
@@ -368,6 +370,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 
 func (e *engine) addPending(j *job) {
 	e.pending = insertSorted(e.pending, &j.st)
+	e.pendingByTenant[j.st.tenant]++
 	d := j.st.Job.GPUs
 	if e.demandCount[d] == 0 {
 		i, _ := slices.BinarySearch(e.demands, d)
@@ -378,6 +381,7 @@ func (e *engine) addPending(j *job) {
 
 func (e *engine) removePending(j *job) {
 	e.pending = removeSorted(e.pending, &j.st)
+	e.pendingByTenant[j.st.tenant]--
 	d := j.st.Job.GPUs
 	e.demandCount[d]--
 	if e.demandCount[d] == 0 {
