@@ -64,11 +64,11 @@ func (c *Cluster) Check() error {
 		capacity += n.gpus
 		used += n.gpus - n.free
 		if n.accepting() {
-			wantCaps = append(wantCaps, key{n: n.gpus, pre: idPrefix16(n.id), id: n.id})
+			wantCaps = append(wantCaps, key{n: n.gpus, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 			free += n.free
 		}
 		if n.indexed() {
-			wantFree = append(wantFree, key{n: n.free, pre: idPrefix16(n.id), id: n.id, node: n})
+			wantFree = append(wantFree, key{n: n.free, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 		}
 		for l, ord := range n.domains {
 			if pe, ok := c.paths.Get(pathEntry{path: domainKey(n.topology, l)}); !ok || pe.ord != ord {
@@ -82,7 +82,7 @@ func (c *Cluster) Check() error {
 			}
 			d.members++
 			if n.indexed() {
-				d.nodes = append(d.nodes, key{n: n.free, pre: idPrefix16(n.id), id: n.id, node: n})
+				d.nodes = append(d.nodes, key{n: n.free, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 				d.free += n.free
 			}
 		}

@@ -35,17 +35,17 @@ type cowToken struct{ _ byte }
 // sixteen bytes of the id, kept as two big-endian integers (pre), decide
 // most ties between equal counts without reading the id's bytes, which
 // live elsewhere in memory: generated node ids share long prefixes, and a
-// free-capacity index holds thousands of nodes with the same count. In the
-// free-capacity indexes (Cluster.free and the domains' node trees) node is
-// the node's current record in this cluster, so that a decision reaches
-// the node without a search by id: reindex stores it whenever the node's
-// free count changes, which every change of the record comes with.
-// Elsewhere node is nil; it never takes part in the order.
+// free-capacity index holds thousands of nodes with the same count. ord is
+// the node's ordinal, so that a decision reaches the node's record
+// (Cluster.recs) without a search by id; it never takes part in the order.
+// The id is the key's one pointer: the indexes shift keys on every change,
+// and while the garbage collector marks, each pointer shifted costs a
+// write barrier.
 type key struct {
-	n    int
-	pre  [2]uint64 // idPrefix16(id)
-	id   string
-	node *nodeState
+	n   int
+	pre [2]uint64 // idPrefix16(id)
+	id  string
+	ord int
 }
 
 func lessKey(a, b key) bool {
@@ -62,7 +62,7 @@ func lessKey(a, b key) bool {
 }
 
 // nodeKey is node n's key with count v.
-func nodeKey(v int, n *nodeState) key { return key{n: v, pre: n.pre, id: n.id} }
+func nodeKey(v int, n *nodeState) key { return key{n: v, pre: n.pre, id: n.id, ord: n.ord} }
 
 // idPrefix returns the first eight bytes of s as a big-endian integer, the
 // missing bytes of a shorter s as zeros: ids with different prefixes
@@ -802,9 +802,7 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 		c.freeGPUs -= old.free
 	}
 	if now.indexed {
-		k := nodeKey(now.free, n)
-		k.node = n
-		c.free.ReplaceOrInsert(k)
+		c.free.ReplaceOrInsert(nodeKey(now.free, n))
 		c.freeGPUs += now.free
 	}
 	if old.accepting != now.accepting {
@@ -824,9 +822,7 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 			d.free -= old.free
 		}
 		if now.indexed {
-			k := nodeKey(now.free, n)
-			k.node = n
-			d.nodes.ReplaceOrInsert(k)
+			d.nodes.ReplaceOrInsert(nodeKey(now.free, n))
 			d.free += now.free
 		}
 		for fresh := lagAll &^ d.lag; fresh != 0; fresh &= fresh - 1 {

@@ -133,7 +133,7 @@ func topSum(t *btree.BTreeG[key], k int) int {
 func (c *Cluster) choose(p plan, demand int) Placement {
 	if p.nodes == 1 {
 		b := p.best
-		return Placement{Slots: []Slot{{Node: b.id, GPUs: b.node.lowestFree(demand)}}}
+		return Placement{Slots: []Slot{{Node: b.id, GPUs: c.recs.at(b.ord).lowestFree(demand)}}}
 	}
 	taken := make([]key, 0, p.nodes)
 	need := p.nodes - 1
@@ -174,9 +174,9 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 	})
 	slots := make([]Slot, 0, p.nodes)
 	for _, x := range taken {
-		slots = append(slots, Slot{Node: x.id, GPUs: x.node.lowestFree(x.n)})
+		slots = append(slots, Slot{Node: x.id, GPUs: c.recs.at(x.ord).lowestFree(x.n)})
 	}
-	slots = append(slots, Slot{Node: rem.id, GPUs: rem.node.lowestFree(rest)})
+	slots = append(slots, Slot{Node: rem.id, GPUs: c.recs.at(rem.ord).lowestFree(rest)})
 	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.Node, b.Node) })
 	return Placement{Slots: slots}
 }
@@ -225,14 +225,14 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 		if 2*demand > len(r.gpus) {
 			gpus = make([]int, 0, 2*demand)
 		}
-		gpus = b.node.appendLowestFree(gpus, demand)
+		gpus = c.recs.at(b.ord).appendLowestFree(gpus, demand)
 		gpus = append(gpus, gpus...)
 		r.slots = [2]Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
 		r.p = Placement{Slots: r.slots[1:2:2]}
 		if err := c.store(&r.allocRec); err != nil {
 			return Placement{}, err
 		}
-		c.markSlot(b.node.ord, r.slots[1], true)
+		c.markSlot(b.ord, r.slots[1], true)
 		return Placement{Slots: r.slots[0:1:1]}, nil
 	}
 	q := c.choose(p, demand)
