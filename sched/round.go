@@ -872,7 +872,13 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 	if !r.ownersBuilt {
 		r.ownersBuilt = true
 		if r.owners == nil {
-			r.owners = make(map[gpuKey]int32)
+			// Sized for every GPU of the running candidates at once,
+			// so that a fresh round does not grow it step by step.
+			gpus := 0
+			for _, e := range r.running {
+				gpus += int(r.in[e].Demand)
+			}
+			r.owners = make(map[gpuKey]int32, gpus)
 		}
 		for _, e := range r.running {
 			for _, s := range r.in[e].Placement.Slots {
