@@ -361,7 +361,10 @@ type inPlace struct {
 	exp   []*JobState // the expiring jobs, whose placements a look frees
 	moved []nodeGain  // GPUs each node gained (or lost) in the round so far
 	gains []nodeGain  // scratch of PlaceWithout
-	nofit placement.NoFitError
+	// the last no-fit errors of Place and PlaceWithout, and the sentences
+	// of oneNodeReason by (demand, largest free block)
+	nofitNow, nofitLook placement.NoFitError
+	reasons             []string
 }
 
 // reset readies p for a round on s.
@@ -372,7 +375,7 @@ func (p *inPlace) reset(s *State) {
 
 func (p *inPlace) Place(d int) (placement.Placement, error) {
 	if p.nodes != nil {
-		if err := p.noFit(d, nil); err != nil {
+		if err := p.noFit(d, nil, &p.nofitNow); err != nil {
 			return placement.Placement{}, err
 		}
 	}
@@ -432,9 +435,10 @@ func (p *inPlace) nodeFree(node string) int {
 }
 
 // noFit returns the cluster's no-fit error for d GPUs if they would not fit
-// with the given nodes' GPUs freed, or nil if they would. O(log nodes +
-// gains × moved).
-func (p *inPlace) noFit(d int, gains []nodeGain) error {
+// with the given nodes' GPUs freed, or nil if they would. The error is
+// into, valid until into is used again (a round reads it at once). O(log
+// nodes + gains × moved).
+func (p *inPlace) noFit(d int, gains []nodeGain, into *placement.NoFitError) error {
 	largest, total := p.c.LargestFree(), p.c.Free()
 	for _, g := range gains {
 		largest = max(largest, p.nodeFree(g.node)+g.gpus)
@@ -450,14 +454,37 @@ func (p *inPlace) noFit(d int, gains []nodeGain) error {
 		return nil
 	}
 	// What placement.Cluster reports; the round reads the numbers only.
-	p.nofit = placement.NoFitError{Demand: d, MaxNodes: maxNodes, LargestFree: largest, FreeTotal: total}
+	*into = placement.NoFitError{Demand: d, MaxNodes: maxNodes, LargestFree: largest, FreeTotal: total}
 	if maxNodes == 1 {
-		p.nofit.Reason = "needs " + strconv.Itoa(d) + " on ≤ 1 node, largest free block is " + strconv.Itoa(largest)
+		into.Reason = p.oneNodeReason(d, largest)
 	} else {
-		p.nofit.Reason = "needs " + strconv.Itoa(d) + ", only " + strconv.Itoa(total) + " free in total (largest free block is " + strconv.Itoa(largest) + ")"
+		into.Reason = "needs " + strconv.Itoa(d) + ", only " + strconv.Itoa(total) + " free in total (largest free block is " + strconv.Itoa(largest) + ")"
 	}
-	e := p.nofit
-	return &e
+	return into
+}
+
+// oneNodeReason is the no-fit sentence for d GPUs on one node when the
+// largest free block is largest, made once for each pair (both are at most
+// the largest node's GPUs).
+func (p *inPlace) oneNodeReason(d, largest int) string {
+	n := p.nodes.largest + 1
+	if d < 0 || d >= n || largest < 0 || largest >= n {
+		return oneNodeSentence(d, largest)
+	}
+	if len(p.reasons) != n*n {
+		p.reasons = make([]string, n*n)
+	}
+	r := &p.reasons[d*n+largest]
+	if *r == "" {
+		*r = oneNodeSentence(d, largest)
+	}
+	return *r
+}
+
+// oneNodeSentence is placement's no-fit sentence under strict
+// consolidation.
+func oneNodeSentence(d, largest int) string {
+	return "needs " + strconv.Itoa(d) + " on ≤ 1 node, largest free block is " + strconv.Itoa(largest)
 }
 
 // PlaceWithout takes the round's optimistic look in one call (see
@@ -480,7 +507,7 @@ func (p *inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error)
 		}
 		p.gains = gains
 		if known == len(ids) {
-			if err := p.noFit(d, gains); err != nil {
+			if err := p.noFit(d, gains, &p.nofitLook); err != nil {
 				return placement.Placement{}, err
 			}
 		}
