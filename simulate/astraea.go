@@ -62,10 +62,14 @@ type Astraea struct {
 	opts   sched.Options
 	trim   trimmer
 	grants []Grant // reused: the engine does not keep a Decision
-	gains  []nodeGain
-	rounds sched.Rounder
-	place  inPlace   // the round's Placer
-	plan   roundPlan // the last round, left on the engine's cluster
+	// preempt is reused likewise; view holds the round's accounts
+	preempt []string
+	view    ledger.View
+	single  singleLevel
+	gains   []nodeGain
+	rounds  sched.Rounder
+	place   inPlace   // the round's Placer
+	plan    roundPlan // the last round, left on the engine's cluster
 	// credits is renewsFirst's scratch
 	credits []tenantCredit
 	// exhaustive disables the fast paths and the trimming (tests compare).
@@ -177,9 +181,13 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		}
 		cands = append(cands, c)
 	}
-	var acc sched.Accounts = s.Accounts
+	// A pointer to a copy held here: converting the View itself to the
+	// interface would allocate at every round.
+	a.view = s.Accounts
+	var acc sched.Accounts = &a.view
 	if a.opt.SingleLevel {
-		acc = singleLevel{s.Accounts}
+		a.single = singleLevel{s.Accounts}
+		acc = &a.single
 	}
 	if a.exhaustive {
 		for _, p := range s.Pending {
@@ -232,10 +240,11 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		gs = append(gs, Grant{Job: string(g.Job), Placement: g.Placement, Lease: lease, Renew: g.Kind == sched.Renewed})
 	}
 	a.grants = gs
-	d := Decision{Grants: gs, plan: plan}
+	d := Decision{Grants: gs, plan: plan, Preempt: a.preempt[:0]}
 	for _, r := range res.Released {
 		d.Preempt = append(d.Preempt, string(r.Job))
 	}
+	a.preempt = d.Preempt
 	return d, nil
 }
 
