@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/astraea-sched/astraea/internal/idhash"
 	"github.com/google/btree"
 )
 
@@ -109,7 +110,7 @@ func (c *Cluster) Check() error {
 	// Allocations: disjoint, well formed, and exactly the held GPUs.
 	got := map[string][]int{}
 	c.allocs.Ascend(func(e allocEntry) bool {
-		if e.h != idHash(e.r.id) {
+		if e.h != idhash.String(e.r.id) {
 			err = fmt.Errorf("placement: check: allocation %q indexed under a stale hash", e.r.id)
 			return false
 		}

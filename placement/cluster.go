@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/astraea-sched/astraea/internal/idhash"
 	"github.com/google/btree"
 )
 
@@ -274,7 +275,7 @@ func (lv *levelIndex) clone() *levelIndex {
 // in its record, so that the index's nodes are small to search, to shift
 // and to copy when a clone first changes them.
 type allocEntry struct {
-	h uint64 // idHash(r.id)
+	h uint64 // idhash.String(r.id)
 	r *allocRec
 }
 
@@ -335,7 +336,7 @@ func lessAlloc(a, b allocEntry) bool {
 // calls c.unprobe when done.
 func (c *Cluster) allocKey(id string) allocEntry {
 	c.probe.id = id
-	return allocEntry{h: idHash(id), r: c.probe}
+	return allocEntry{h: idhash.String(id), r: c.probe}
 }
 
 // unprobe drops the search key's reference to the caller's id.
@@ -346,39 +347,6 @@ func (c *Cluster) getAlloc(id string) (*allocRec, bool) {
 	e, ok := c.allocs.Get(c.allocKey(id))
 	c.unprobe()
 	return e.r, ok
-}
-
-// idHash returns a 64-bit hash of s: FNV-1a over 8-byte little-endian
-// words (the shorter last word padded with zeros) instead of single bytes,
-// then a final avalanche so that every bit of the result depends on every
-// input bit. It is fixed, not seeded, so that a cluster's layout, and the
-// time its operations take, is the same on every run; the hash never
-// decides which ids are equal. O(len(s)).
-func idHash(s string) uint64 {
-	const (
-		offset = 0xcbf29ce484222325
-		prime  = 0x100000001b3
-	)
-	h := uint64(offset) ^ uint64(len(s))
-	for len(s) >= 8 {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		h = (h ^ w) * prime
-		h ^= h >> 29
-		s = s[8:]
-	}
-	var w uint64
-	for i := len(s) - 1; i >= 0; i-- {
-		w = w<<8 | uint64(s[i])
-	}
-	h = (h ^ w) * prime
-	// The finalizer of splitmix64.
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	h ^= h >> 31
-	return h
 }
 
 // Cluster is the consolidated [Placer]: it tracks which GPU of which node is

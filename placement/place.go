@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/astraea-sched/astraea/internal/idhash"
 	"github.com/google/btree"
 )
 
@@ -251,7 +252,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 // the allocations both checks the id and stores it; a duplicate found this
 // way is put back at once.
 func (c *Cluster) store(r *allocRec) error {
-	e := allocEntry{h: idHash(r.id), r: r}
+	e := allocEntry{h: idhash.String(r.id), r: r}
 	if old, dup := c.allocs.ReplaceOrInsert(e); dup {
 		c.allocs.ReplaceOrInsert(old)
 		return &Error{Op: "allocate", Allocation: r.id, Err: ErrDuplicateAllocation}

@@ -1,8 +1,7 @@
 package sched
 
 import (
-	"math/bits"
-
+	"github.com/astraea-sched/astraea/internal/idhash"
 	"github.com/astraea-sched/astraea/ledger"
 )
 
@@ -36,54 +35,6 @@ func (t *strTable) reset(n int) {
 	}
 	t.mask = uint64(size - 1)
 	t.n = 0
-}
-
-// strHash returns a 64-bit hash of s. It reads s eight bytes at a time
-// (the last word overlapping the one before) and mixes each word by a
-// 64×64→128-bit multiplication folded to 64 bits; ids are short, so this is
-// several times cheaper than a call to maphash.String. O(len(s)).
-func strHash(s string) uint64 {
-	const (
-		k0 = 0xa0761d6478bd642f
-		k1 = 0xe7037ed1a0b428db
-	)
-	n := len(s)
-	h := hashSeed ^ uint64(n)*k0
-	switch {
-	case n >= 8:
-		last := s[n-8:]
-		for len(s) > 8 {
-			h = mix(h^le64(s), k1)
-			s = s[8:]
-		}
-		h = mix(h^le64(last), k1)
-	case n >= 4:
-		h = mix(h^(le32(s)<<32|le32(s[n-4:])), k1)
-	case n > 0:
-		h = mix(h^(uint64(s[0])<<16|uint64(s[n>>1])<<8|uint64(s[n-1])), k1)
-	}
-	return mix(h, k0)
-}
-
-// hashSeed starts every hash: any odd constant does.
-const hashSeed = 0x8ebc6af09c88c6e3
-
-// le64 and le32 read the first 8 and 4 bytes of s, little-endian.
-func le64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-func le32(s string) uint64 {
-	_ = s[3]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
-}
-
-// mix folds the 128-bit product of a and b to 64 bits.
-func mix(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	return hi ^ lo
 }
 
 // find returns the index stored for the key with hash h, or -1 and the slot
@@ -176,7 +127,7 @@ func (s *idSet) group(h uint64) uint64 { return h >> s.shift }
 // add hashes the id of the next candidate. O(length of the id).
 func (s *idSet) add() {
 	i := s.n
-	h := strHash(string(s.names[i].Job))
+	h := idhash.String(string(s.names[i].Job))
 	s.hashed[i] = hashedID(h, i)
 	s.starts[s.group(h)+1]++
 	s.n++
@@ -262,7 +213,7 @@ func (s *tenantSet) reset() {
 
 // index returns the index of tenant id, or -1. O(1) expected.
 func (s *tenantSet) index(id ledger.TenantID) int32 {
-	j, _ := s.t.find(strHash(string(id)), func(j int32) bool { return s.ids[j] == id })
+	j, _ := s.t.find(idhash.String(string(id)), func(j int32) bool { return s.ids[j] == id })
 	return j
 }
 
@@ -271,9 +222,9 @@ func (s *tenantSet) add(id ledger.TenantID) {
 	if 2*(s.t.n+1) > len(s.t.slot) {
 		s.t.reset(len(s.t.slot))
 		for j, x := range s.ids {
-			s.t.putNew(strHash(string(x)), int32(j))
+			s.t.putNew(idhash.String(string(x)), int32(j))
 		}
 	}
-	s.t.putNew(strHash(string(id)), int32(len(s.ids)))
+	s.t.putNew(idhash.String(string(id)), int32(len(s.ids)))
 	s.ids = append(s.ids, id)
 }

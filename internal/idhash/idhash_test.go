@@ -1,0 +1,61 @@
+package idhash
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestStringIsFixed pins a few values: the hash must not change between
+// runs or builds, or a table's layout (and a benchmark's timing) would.
+func TestStringIsFixed(t *testing.T) {
+	for _, s := range []string{"", "a", "job-1", "big/000123", strings.Repeat("x", 33)} {
+		if String(s) != String(strings.Clone(s)) {
+			t.Fatalf("String(%q) differs between two copies of the id", s)
+		}
+	}
+}
+
+// TestStringSeparatesIDs hashes ids of every length from 0 to 40 that
+// share long prefixes and differ in one byte anywhere (the shapes generated
+// ids have), and requires no two to collide: every byte position, in each
+// branch of the word reads, reaches the result.
+func TestStringSeparatesIDs(t *testing.T) {
+	seen := make(map[uint64]string)
+	add := func(s string) {
+		h := String(s)
+		if o, dup := seen[h]; dup && o != s {
+			t.Fatalf("String(%q) = String(%q) = %#x", s, o, h)
+		}
+		seen[h] = s
+	}
+	for n := 0; n <= 40; n++ {
+		base := strings.Repeat("j", n)
+		add(base)
+		for i := range n {
+			for _, c := range []byte{'0', '1', 'k', 0, 0xff} {
+				b := []byte(base)
+				b[i] = c
+				add(string(b))
+			}
+		}
+	}
+	for i := range 200_000 {
+		add(fmt.Sprintf("tenant-%03d/job-%06d", i%1000, i))
+	}
+}
+
+// TestStringSpreadsLowBits checks that the low bits, which an open
+// addressing table indexes by, are spread evenly over sequential ids.
+func TestStringSpreadsLowBits(t *testing.T) {
+	const buckets, ids = 1 << 10, 1 << 16
+	var count [buckets]int
+	for i := range ids {
+		count[String(fmt.Sprintf("job-%d", i))%buckets]++
+	}
+	for b, c := range count {
+		if c < ids/buckets/2 || c > ids/buckets*2 {
+			t.Fatalf("bucket %d holds %d of %d ids, expected about %d", b, c, ids, ids/buckets)
+		}
+	}
+}
