@@ -252,36 +252,30 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 // expiring job, as renewAll does, because no waiting job finds GPUs even
 // where the round tries it.
 //
-// Call an expiring job early when its tenant has no waiting job and, after
-// its pre-credit for all its renewals, still a lower ρ_tenant than every
-// tenant with waiting jobs: Phase 1 serves that tenant before any of them
-// throughout (a renewal always succeeds, and their ρ moves only with a
-// grant), so every early job is renewed before the first waiting job is
-// tried. From then on the GPUs a waiting job can get, the free GPUs plus
-// those of the expiring jobs still undecided, are at most the free GPUs
-// plus those of the other expiring jobs, and only shrink. If no waiting
-// demand fits that view, every waiting job fails wherever it is tried and
-// every expiring job is renewed when its turn comes. A relative margin on
-// ρ keeps rounding (the round adds the pre-credits one by one) from
-// deciding. The view is read from the engine's free counts (strict
-// consolidation, as in fitsReleased). Not for the single-level variant
-// (one pseudo-tenant). Cost: one tenant account read per tenant with
-// expiring or waiting jobs, O(tenants + e × (tenants + nodes) + slots)
-// for e expiring jobs.
+// A waiting tenant matters only if one of its demands fits the optimistic
+// view (the free GPUs plus every expiring job's): the others' jobs fail
+// wherever they are tried, which changes nothing else (a failed try moves
+// no ρ and frees nothing). Call an expiring job early when its tenant has
+// no waiting job and, pre-credited for all its renewals but the last, still
+// a lower ρ_tenant than every waiting tenant that matters: Phase 1 picks
+// that tenant before any of them for each of its renewals (a renewal always
+// succeeds, and their ρ moves only with a grant; the order of its own
+// renewals is unknown here, so the one left out is the smallest), so every
+// early job is renewed before the first job that matters is tried. From then on the GPUs a
+// waiting job can get, the free GPUs plus those of the expiring jobs still
+// undecided, are at most the free GPUs plus those of the other expiring
+// jobs, and only shrink. If no waiting demand fits that view, every
+// waiting job fails wherever it is tried and every expiring job is renewed
+// when its turn comes. A relative margin on ρ keeps rounding (the round
+// adds the pre-credits one by one) from deciding. The views are read from
+// the engine's free counts (strict consolidation, as in fitsReleased). Not
+// for the single-level variant (one pseudo-tenant). Cost: one tenant
+// account read per tenant with expiring jobs or waiting jobs that matter,
+// O(tenants × demands + e × (tenants + nodes) + slots) for e expiring
+// jobs.
 func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 	if a.opt.SingleLevel || s.pendingByTenant == nil || s.nodes == nil || len(s.PendingDemands) == 0 {
 		return false
-	}
-	lo := math.Inf(1) // the lowest ρ of a tenant with waiting jobs
-	for ti, n := range s.pendingByTenant {
-		if n == 0 {
-			continue
-		}
-		acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[ti]))
-		if !ok || math.IsNaN(float64(acct.Rho)) {
-			return false
-		}
-		lo = min(lo, float64(acct.Rho))
 	}
 	credits := a.credits[:0]
 	for _, r := range s.Expiring {
@@ -290,25 +284,68 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 			i = len(credits)
 			credits = append(credits, tenantCredit{tenant: r.tenant})
 		}
-		credits[i].gpus += r.Job.GPUs
+		if credits[i].gpus += r.Job.GPUs; credits[i].least == 0 || r.Job.GPUs < credits[i].least {
+			credits[i].least = r.Job.GPUs
+		}
 	}
 	a.credits = credits
+	all := a.freeView(s, credits, nil)
+	lo := math.Inf(1) // the lowest ρ of a waiting tenant that matters
+	for ti, ds := range s.pendingByTenant {
+		if !all.fitsAny(ds, s.nodes.largest) {
+			continue
+		}
+		acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[ti]))
+		if !ok || math.IsNaN(float64(acct.Rho)) {
+			return false
+		}
+		lo = min(lo, float64(acct.Rho))
+	}
 	for i := range credits {
 		c := &credits[i]
-		if s.pendingByTenant[c.tenant] > 0 {
-			continue // late: its own ρ is among those it must stay below
+		if len(s.pendingByTenant[c.tenant]) > 0 {
+			continue // late: its own jobs may come before its renewals
 		}
 		acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[c.tenant]))
 		if !ok {
 			return false
 		}
-		rho := float64(ledger.Ratio(acct.Alloc+ledger.GPUSeconds(float64(c.gpus)*lease.Seconds()), acct.FairShare))
+		// Its ρ when it is picked for its last renewal: pre-credited for
+		// the others, at most all but the smallest.
+		rho := float64(ledger.Ratio(acct.Alloc+ledger.GPUSeconds(float64(c.gpus-c.least)*lease.Seconds()), acct.FairShare))
 		c.early = rho*(1+1e-9)+1e-12 < lo
 	}
-	// The view: free GPUs plus those of the late expiring jobs.
+	late := a.freeView(s, credits, func(c *tenantCredit) bool { return !c.early })
+	for _, ds := range s.pendingByTenant {
+		if late.fitsAny(ds, s.nodes.largest) {
+			return false
+		}
+	}
+	return true
+}
+
+// freeView is the largest free block and the free GPUs of a view of the
+// cluster.
+type freeView struct{ largest, total int }
+
+// fitsAny reports whether one of the demands ds fits the view under strict
+// consolidation: a demand no larger than the largest node (of size node)
+// on one node, a larger one in all.
+func (v freeView) fitsAny(ds []demandCount, node int) bool {
+	for _, x := range ds {
+		if x.d <= node && x.d <= v.largest || x.d > node && x.d <= v.total {
+			return true
+		}
+	}
+	return false
+}
+
+// freeView returns the free GPUs plus those of the expiring jobs whose
+// tenant's credit is released (every one when released is nil).
+func (a *Astraea) freeView(s *State, credits []tenantCredit, released func(*tenantCredit) bool) freeView {
 	gains := a.gains[:0]
 	for _, r := range s.Expiring {
-		if credits[slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })].early {
+		if released != nil && !released(&credits[slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })]) {
 			continue
 		}
 		for _, sl := range r.Placement.Slots {
@@ -316,24 +353,19 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 		}
 	}
 	a.gains = gains
-	c := s.Cluster
-	largest, total := c.LargestFree(), c.Free()
+	v := freeView{largest: s.Cluster.LargestFree(), total: s.Cluster.Free()}
 	for _, g := range gains {
-		largest = max(largest, s.nodes.free[g.node]+g.gpus)
-		total += g.gpus
+		v.largest = max(v.largest, s.nodes.free[g.node]+g.gpus)
+		v.total += g.gpus
 	}
-	for _, d := range s.PendingDemands {
-		if d <= s.nodes.largest && d <= largest || d > s.nodes.largest && d <= total {
-			return false
-		}
-	}
-	return true
+	return v
 }
 
 // tenantCredit is the GPUs a tenant's renewals pre-credit (see renewsFirst).
 type tenantCredit struct {
 	tenant int32
 	gpus   int
+	least  int  // the smallest demand among them
 	early  bool // its expiring jobs are renewed before any waiting job is tried
 }
 

@@ -171,7 +171,7 @@ type engine struct {
 	boundaries []time.Duration // next interval end per Intervals entry
 	tenants    []string        // sorted tenant names
 	// pending jobs by tenant (index in tenants)
-	pendingByTenant []int
+	pendingByTenant [][]demandCount
 
 	// scratch space of apply, reused across ticks
 	stamp  uint64 // decision counter; a job's marks equal it when named
@@ -238,7 +238,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	// Sum in a fixed order: float addition is not associative, and map
 	// order is random.
 	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
-	e.pendingByTenant = make([]int, len(e.tenants))
+	e.pendingByTenant = make([][]demandCount, len(e.tenants))
 	var sum float64
 	for _, t := range e.tenants {
 		sum += cfg.Quotas[t]

@@ -1,6 +1,8 @@
 package simulate
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -79,10 +81,27 @@ type State struct {
 	// plans: the engine calls the policy itself (no wrapper in between)
 	// and takes over a round ASTRAEA leaves on the cluster (see roundPlan).
 	plans bool
-	// tenants are the tenant names, sorted; pendingByTenant[i] counts the
-	// pending jobs of tenants[i] (nil in a State the engine did not build).
+	// tenants are the tenant names, sorted; pendingByTenant[i] lists the
+	// distinct demands of tenants[i]'s pending jobs, ascending (nil in a
+	// State the engine did not build).
 	tenants         []string
-	pendingByTenant []int
+	pendingByTenant [][]demandCount
+}
+
+// demandCount is how many pending jobs of a tenant ask for d GPUs.
+type demandCount struct{ d, n int }
+
+// countDemand adds n (±1) jobs of demand d to the list ds, kept ascending
+// without zero counts. O(len(ds)).
+func countDemand(ds []demandCount, d, n int) []demandCount {
+	i, ok := slices.BinarySearchFunc(ds, d, func(x demandCount, d int) int { return cmp.Compare(x.d, d) })
+	if !ok {
+		return slices.Insert(ds, i, demandCount{d: d, n: n})
+	}
+	if ds[i].n += n; ds[i].n == 0 {
+		return slices.Delete(ds, i, i+1)
+	}
+	return ds
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.

@@ -370,7 +370,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 
 func (e *engine) addPending(j *job) {
 	e.pending = insertSorted(e.pending, &j.st)
-	e.pendingByTenant[j.st.tenant]++
+	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, +1)
 	d := j.st.Job.GPUs
 	if e.demandCount[d] == 0 {
 		i, _ := slices.BinarySearch(e.demands, d)
@@ -381,7 +381,7 @@ func (e *engine) addPending(j *job) {
 
 func (e *engine) removePending(j *job) {
 	e.pending = removeSorted(e.pending, &j.st)
-	e.pendingByTenant[j.st.tenant]--
+	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, -1)
 	d := j.st.Job.GPUs
 	e.demandCount[d]--
 	if e.demandCount[d] == 0 {
