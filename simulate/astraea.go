@@ -252,10 +252,16 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 // expiring job, as renewAll does, because no waiting job finds GPUs even
 // where the round tries it.
 //
-// A waiting tenant matters only if one of its demands fits the optimistic
-// view (the free GPUs plus every expiring job's): the others' jobs fail
-// wherever they are tried, which changes nothing else (a failed try moves
-// no ρ and frees nothing). Call an expiring job early when its tenant has
+// A waiting tenant matters only if its first pick in Phase 2 order may fit
+// the optimistic view (the free GPUs plus every expiring job's): where it
+// cannot, the tenant leaves the fair stage at its first turn, which changes
+// nothing else (a failed try moves no ρ and frees nothing), and its jobs
+// are tried again only in the backfill stage, when every expiring job of a
+// tenant without waiting jobs has been renewed (such a tenant never leaves
+// play before). Its first pick is its earliest job that never ran (ρ_job 0,
+// or 1 for all of them when none has a fair share yet; [sched.NewJobFirst]
+// puts these first, in submission order); without one, the pick is unknown
+// and any of its demands may fit. Call an expiring job early when its tenant has
 // no waiting job and, pre-credited for all its renewals but the last, still
 // a lower ρ_tenant than every waiting tenant that matters: Phase 1 picks
 // that tenant before any of them for each of its renewals (a renewal always
@@ -292,6 +298,11 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 	all := a.freeView(s, credits, nil)
 	lo := math.Inf(1) // the lowest ρ of a waiting tenant that matters
 	for ti, ds := range s.pendingByTenant {
+		if f := s.freshByTenant[ti]; len(f) > 0 {
+			// Its first pick: it leaves play at its first turn if that
+			// does not fit.
+			ds = []demandCount{{d: f[0].Job.GPUs, n: 1}}
+		}
 		if !all.fitsAny(ds, s.nodes.largest) {
 			continue
 		}

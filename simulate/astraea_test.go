@@ -218,6 +218,15 @@ func TestAstraeaTrimmingIsExact(t *testing.T) {
 func sameAsExhaustive(t *rapid.T, cfg Config, jobs []trace.Job) {
 	o := DefaultAstraeaOptions()
 	o.SingleLevel = rapid.Bool().Draw(t, "single")
+	runExhaustiveToo(t, cfg, jobs, o)
+}
+
+// runExhaustiveToo runs jobs under ASTRAEA with options o, with and without
+// its fast paths, fails unless the runs are the same and returns the first.
+func runExhaustiveToo(t interface {
+	Fatal(...any)
+	Fatalf(string, ...any)
+}, cfg Config, jobs []trace.Job, o AstraeaOptions) *Result {
 	fast, _ := NewAstraea(o)
 	full, _ := NewAstraea(o)
 	full.exhaustive = true
@@ -232,6 +241,7 @@ func sameAsExhaustive(t *rapid.T, cfg Config, jobs []trace.Job) {
 	if !reflect.DeepEqual(a.Run, b.Run) {
 		t.Fatalf("trimmed and exhaustive runs differ:\n%+v\n%+v", a.Run.Jobs, b.Run.Jobs)
 	}
+	return a
 }
 
 // TestRunInvariants checks, on random workloads and random (valid) policy

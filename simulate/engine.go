@@ -172,6 +172,7 @@ type engine struct {
 	tenants    []string        // sorted tenant names
 	// pending jobs by tenant (index in tenants)
 	pendingByTenant [][]demandCount
+	freshByTenant   [][]*JobState // pending jobs that never ran, by tenant
 
 	// scratch space of apply, reused across ticks
 	stamp  uint64 // decision counter; a job's marks equal it when named
@@ -239,6 +240,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	// order is random.
 	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
 	e.pendingByTenant = make([][]demandCount, len(e.tenants))
+	e.freshByTenant = make([][]*JobState, len(e.tenants))
 	var sum float64
 	for _, t := range e.tenants {
 		sum += cfg.Quotas[t]

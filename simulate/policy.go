@@ -86,6 +86,9 @@ type State struct {
 	// State the engine did not build).
 	tenants         []string
 	pendingByTenant [][]demandCount
+	// freshByTenant[i] are the pending jobs of tenants[i] that never ran,
+	// sorted by (Submit, ID).
+	freshByTenant [][]*JobState
 }
 
 // demandCount is how many pending jobs of a tenant ask for d GPUs.

@@ -72,6 +72,7 @@ func (e *engine) fillState() *State {
 		plans:           e.plans,
 		tenants:         e.tenants,
 		pendingByTenant: e.pendingByTenant,
+		freshByTenant:   e.freshByTenant,
 	}
 	return &e.state
 }
@@ -371,6 +372,9 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 func (e *engine) addPending(j *job) {
 	e.pending = insertSorted(e.pending, &j.st)
 	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, +1)
+	if !j.st.Ran {
+		e.freshByTenant[j.st.tenant] = insertSorted(e.freshByTenant[j.st.tenant], &j.st)
+	}
 	d := j.st.Job.GPUs
 	if e.demandCount[d] == 0 {
 		i, _ := slices.BinarySearch(e.demands, d)
@@ -382,6 +386,9 @@ func (e *engine) addPending(j *job) {
 func (e *engine) removePending(j *job) {
 	e.pending = removeSorted(e.pending, &j.st)
 	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, -1)
+	if !j.st.Ran {
+		e.freshByTenant[j.st.tenant] = removeSorted(e.freshByTenant[j.st.tenant], &j.st)
+	}
 	d := j.st.Job.GPUs
 	e.demandCount[d]--
 	if e.demandCount[d] == 0 {
