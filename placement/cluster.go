@@ -283,13 +283,19 @@ type allocEntry struct {
 // allocation's record is the head of a larger object that also holds its
 // slot and, for a few GPUs, their indices (slotRec, assignRec), so that it
 // costs one allocation.
+//
+// owner is the token of the cluster that stored it: while that cluster
+// keeps the token (it has not been cloned since), no other cluster holds
+// the record, and Release may give its placement to the caller without a
+// copy.
 type allocRec struct {
-	id string
-	p  Placement
+	owner *cowToken
+	id    string
+	p     Placement
 }
 
 // slotRec is the record of a one-node allocation stored by Allocate: the
-// record, the slot p.Slots names and, up to 4 GPUs, the GPU indices (112
+// record, the slot p.Slots names and, up to 4 GPUs, the GPU indices (120
 // bytes).
 type slotRec struct {
 	allocRec

@@ -252,6 +252,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 // the allocations both checks the id and stores it; a duplicate found this
 // way is put back at once.
 func (c *Cluster) store(r *allocRec) error {
+	r.owner = c.tok
 	e := allocEntry{h: idhash.String(r.id), r: r}
 	if old, dup := c.allocs.ReplaceOrInsert(e); dup {
 		c.allocs.ReplaceOrInsert(old)
@@ -343,9 +344,11 @@ func (c *Cluster) validate(p Placement, nodes []nodeEntry, fail func(node string
 	return nodes, nil
 }
 
-// Release frees the GPUs held by allocation id and returns its placement.
-// It fails with ErrUnknownAllocation for an id never allocated or already
-// released. O(s log n + GPUs) for a placement on s nodes.
+// Release frees the GPUs held by allocation id and returns its placement,
+// which is the caller's own: no cluster or clone sees changes to it. It
+// fails with ErrUnknownAllocation for an id never allocated or already
+// released. O(s log n + GPUs) for a placement on s nodes, plus a copy of
+// the placement if c was cloned since the allocation was made.
 func (c *Cluster) Release(id string) (Placement, error) {
 	e, ok := c.allocs.Delete(c.allocKey(id))
 	c.unprobe()
@@ -353,6 +356,11 @@ func (c *Cluster) Release(id string) (Placement, error) {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
 	c.markAll(e.r.p, false)
+	if e.r.owner != c.tok {
+		// Clones of c may hold the record: the caller gets a copy, so
+		// that writing to it cannot reach them.
+		return e.r.p.clone(), nil
+	}
 	return e.r.p, nil
 }
 

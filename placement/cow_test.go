@@ -1,0 +1,248 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"pgregory.net/rapid"
+)
+
+// The tie-break between equal counts compares 16-byte id prefixes before
+// the ids: the order must be exactly the order of the ids, also for ids
+// that share their first 16 bytes, are shorter than 16 bytes or end in
+// zero bytes (which the prefix pads with).
+func TestPropertyKeyOrderIsIDOrder(t *testing.T) {
+	id := rapid.Custom(func(t *rapid.T) string {
+		stem := rapid.SampledFrom([]string{"", "0123456789abcde", "0123456789abcdef", "gpu-cluster/rack-0/"}).Draw(t, "stem")
+		tail := rapid.SliceOfN(rapid.SampledFrom([]byte{0, 1, 'a', 0xff}), 0, 18).Draw(t, "tail")
+		return stem + string(tail)
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		a, b := id.Draw(t, "a"), id.Draw(t, "b")
+		n := rapid.IntRange(0, 1).Draw(t, "count")
+		ka := key{n: n, pre: idPrefix16(a), id: a}
+		kb := key{n: n, pre: idPrefix16(b), id: b}
+		if lessKey(ka, kb) != (a < b) || lessKey(kb, ka) != (b < a) {
+			t.Fatalf("lessKey(%q, %q) = %t, lessKey(%q, %q) = %t", a, b, lessKey(ka, kb), b, a, lessKey(kb, ka))
+		}
+	})
+}
+
+// clusterOp is one mutation, applied alike to a cluster and to its twin.
+// It returns the placements the call gave back (which the caller then
+// owns) and the error, formatted.
+type clusterOp func(c *Cluster) ([]Placement, string)
+
+// scribble overwrites every GPU index and node of p, as a careless caller
+// might: the cluster, and every clone of it, must not notice.
+func scribble(p Placement) {
+	for i := range p.Slots {
+		p.Slots[i].Node = "scribbled"
+		for j := range p.Slots[i].GPUs {
+			p.Slots[i].GPUs[j] = -7
+		}
+	}
+}
+
+// Clones, clones of clones and the original, driven by random operations
+// in any interleaving, each stay exactly what a cluster never cloned would
+// be after the same history (its twin): no write through one is seen by
+// another, also when the nodes span several chunks of the records' arrays,
+// and a caller that overwrites a placement it was given (by Assign,
+// Release, Allocation, Allocations, Place or PlaceWithout, or that it gave
+// to Allocate) changes no cluster.
+func TestPropertyClonesStayIndependent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var opts []Option
+		if rapid.Bool().Draw(t, "spread") {
+			opts = append(opts, AllowSpread())
+		}
+		// Up to 150 nodes: the records' arrays then span three chunks.
+		nNodes := rapid.IntRange(1, 150).Draw(t, "nodes")
+		nodes := make([]Node, nNodes)
+		for i := range nodes {
+			nodes[i] = Node{ID: fmt.Sprintf("gpu-cluster/rack-0/n%03d", i),
+				GPUs:     rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus"),
+				Topology: []string{fmt.Sprintf("r%d", i%3)}}
+		}
+		type member struct {
+			c, twin *Cluster
+			log     []clusterOp // the twin's history, to build a clone's twin
+		}
+		fresh := func(log []clusterOp) *Cluster {
+			c, err := NewCluster(nodes, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range log {
+				op(c)
+			}
+			return c
+		}
+		ms := []*member{{c: fresh(nil), twin: fresh(nil)}}
+		next := 0
+		newID := func(p string) string {
+			next++
+			return fmt.Sprintf("%s%d", p, next)
+		}
+		allocIDs := func(c *Cluster) []string {
+			var ids []string
+			for id := range c.Allocations() {
+				ids = append(ids, id)
+			}
+			return ids
+		}
+		nodeIDs := func(c *Cluster) []string {
+			var ids []string
+			for n := range c.Nodes() {
+				ids = append(ids, n.ID)
+			}
+			return ids
+		}
+		for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
+			m := ms[rapid.IntRange(0, len(ms)-1).Draw(t, "cluster")]
+			kind := rapid.IntRange(0, 9).Draw(t, "op")
+			if (kind == 3 || kind == 7) && m.c.Len() == 0 {
+				kind = 8 // no node to pick: add one, or try to remove one
+			}
+			var op clusterOp
+			switch kind {
+			case 0, 1:
+				id, d := newID("a"), rapid.IntRange(1, 12).Draw(t, "demand")
+				op = func(c *Cluster) ([]Placement, string) {
+					p, err := c.Assign(id, d)
+					return []Placement{p}, fmt.Sprint(err)
+				}
+			case 2:
+				id, d := newID("p"), rapid.IntRange(1, 12).Draw(t, "demand")
+				op = func(c *Cluster) ([]Placement, string) {
+					p, err := c.Place(d)
+					if err == nil {
+						err = c.Allocate(id, p)
+					}
+					return []Placement{p}, fmt.Sprint(err)
+				}
+			case 3:
+				// By hand: the lowest free GPUs of a node, more than 4 at times.
+				id := newID("h")
+				node := rapid.SampledFrom(nodeIDs(m.c)).Draw(t, "node")
+				k := rapid.IntRange(1, 8).Draw(t, "gpus")
+				op = func(c *Cluster) ([]Placement, string) {
+					n, _ := c.Node(node)
+					var gpus []int
+					for g := 0; g < n.GPUs && len(gpus) < k; g++ {
+						if !slices.Contains(n.Held, g) {
+							gpus = append(gpus, g)
+						}
+					}
+					p := Placement{Slots: []Slot{{Node: node, GPUs: gpus}}}
+					return []Placement{p}, fmt.Sprint(c.Allocate(id, p))
+				}
+			case 4, 5:
+				ids := allocIDs(m.c)
+				if len(ids) == 0 {
+					continue
+				}
+				id := rapid.SampledFrom(ids).Draw(t, "release")
+				op = func(c *Cluster) ([]Placement, string) {
+					p, err := c.Release(id)
+					return []Placement{p}, fmt.Sprint(err)
+				}
+			case 6:
+				ids := allocIDs(m.c)
+				var without []string
+				for _, id := range ids {
+					if rapid.Bool().Draw(t, "without") {
+						without = append(without, id)
+					}
+				}
+				d := rapid.IntRange(1, 20).Draw(t, "demand")
+				op = func(c *Cluster) ([]Placement, string) {
+					p, err := c.PlaceWithout(d, without)
+					out := []Placement{p}
+					for _, id := range ids {
+						q, _ := c.Allocation(id)
+						out = append(out, q)
+					}
+					for _, q := range c.Allocations() {
+						out = append(out, q)
+					}
+					return out, fmt.Sprint(err)
+				}
+			case 7:
+				node := rapid.SampledFrom(nodeIDs(m.c)).Draw(t, "node")
+				undrain := rapid.Bool().Draw(t, "undrain")
+				op = func(c *Cluster) ([]Placement, string) {
+					if undrain {
+						return nil, fmt.Sprint(c.UndrainNode(node))
+					}
+					return nil, fmt.Sprint(c.DrainNode(node))
+				}
+			case 8:
+				if m.c.Len() > 0 && rapid.Bool().Draw(t, "remove") {
+					node := rapid.SampledFrom(nodeIDs(m.c)).Draw(t, "node")
+					op = func(c *Cluster) ([]Placement, string) { return nil, fmt.Sprint(c.RemoveNode(node)) }
+					break
+				}
+				n := Node{ID: newID("gpu-cluster/rack-0/m"), GPUs: rapid.SampledFrom([]int{1, 4, 8}).Draw(t, "gpus"),
+					Topology: []string{fmt.Sprintf("r%d", rapid.IntRange(0, 3).Draw(t, "rack"))}}
+				op = func(c *Cluster) ([]Placement, string) { return nil, fmt.Sprint(c.AddNode(n)) }
+			case 9:
+				if len(ms) >= 5 {
+					continue
+				}
+				ms = append(ms, &member{c: m.c.Clone(), twin: fresh(m.log), log: slices.Clone(m.log)})
+			}
+			if op != nil {
+				got, gotErr := op(m.c)
+				want, wantErr := op(m.twin)
+				m.log = append(m.log, op)
+				if gotErr != wantErr || len(got) != len(want) {
+					t.Fatalf("step %d: error %s, the twin's %s", step, gotErr, wantErr)
+				}
+				for i := range got {
+					if got[i].String() != want[i].String() {
+						t.Fatalf("step %d: placement %v, the twin's %v", step, got[i], want[i])
+					}
+					scribble(got[i])
+				}
+			}
+			for i, x := range ms {
+				if err := x.c.Check(); err != nil {
+					t.Fatalf("step %d: cluster %d: %v", step, i, err)
+				}
+				if got, want := dump(x.c), dump(x.twin); got != want {
+					t.Fatalf("step %d: cluster %d differs from its twin:\n%s\nwant\n%s", step, i, got, want)
+				}
+			}
+			// Decisions too, which read the lazily refreshed sums.
+			for _, d := range []int{1, 3, 9, 17} {
+				x := ms[rapid.IntRange(0, len(ms)-1).Draw(t, "probe cluster")]
+				p, err := x.c.Place(d)
+				q, errTwin := x.twin.Place(d)
+				if p.String() != q.String() || fmt.Sprint(err) != fmt.Sprint(errTwin) {
+					t.Fatalf("step %d: Place(%d) = %v, %v; the twin's %v, %v", step, d, p, err, q, errTwin)
+				}
+			}
+		}
+	})
+}
+
+// The records' doc comments state their sizes, which decide the size class
+// each allocation takes: a change of layout must update them.
+func TestRecordSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"allocEntry", unsafe.Sizeof(allocEntry{}), 16},
+		{"slotRec", unsafe.Sizeof(slotRec{}), 120},
+		{"assignRec", unsafe.Sizeof(assignRec{}), 192},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s is %d bytes, its doc says %d", tc.name, tc.got, tc.want)
+		}
+	}
+}
