@@ -22,7 +22,14 @@ func genNodes(t *rapid.T, maxNodes int) []Node {
 	return out
 }
 
+// idStems start the ids of genNode: long ones shared by several nodes,
+// which the 16-byte prefixes of the free-capacity keys cannot tell apart,
+// and ones of 15 bytes or ending in a zero byte, which the prefixes pad.
+var idStems = []string{"", "", "0123456789abcdef", "0123456789abcde", "0123456789abcde\x00", "gpu-cluster/rack-0/"}
+
+// genNode draws a node whose id is stem, drawn from idStems, then id.
 func genNode(t *rapid.T, id string) Node {
+	id = rapid.SampledFrom(idStems).Draw(t, id+" id stem") + id
 	nd := Node{ID: id, GPUs: rapid.SampledFrom([]int{1, 2, 3, 4, 6, 8, 8, 8, 16}).Draw(t, id+" GPUs")}
 	depth := rapid.IntRange(0, 2).Draw(t, id+" depth")
 	for l := range depth {
