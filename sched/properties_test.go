@@ -31,6 +31,22 @@ var rewards = []struct {
 	{"new-job-first", NewJobFirst},
 	{"long-job-credit", WeightedSum(Term{1, NegJobRho}, Term{1, LongJobCredit(0.25, 4)})},
 	{"urgent-then-new", Lexicographic(UrgentFirst, NewJobFirst)},
+	{"mixed-lengths", mixedLengths},
+}
+
+// mixedLengths gives rewards of 1, 2 and 5 components in one round, whose
+// first components tie often: the ranks then hang on later components,
+// missing ones counting as 0, which a round keeps in separate arrays.
+func mixedLengths(c *Candidate, job ledger.Account) Score {
+	x := float64(c.Demand % 2)
+	switch c.Leases % 3 {
+	case 0:
+		return ScoreOf(x)
+	case 1:
+		return ScoreOf(x, 0-float64(job.Rho))
+	default:
+		return ScoreOf(x, 0, float64(c.Demand%3), 0, -1)
+	}
 }
 
 func genScenario(t *rapid.T) scenario {
