@@ -22,19 +22,26 @@ func TestPropertyFirstDuplicate(t *testing.T) {
 			k := (uint64(i)*0x9e3779b97f4a7c15 ^ seed) % uint64(distinct)
 			cands[i].Job = ledger.JobID(fmt.Sprintf("j-%d", k))
 		}
-		wantI, wantJ := -1, -1
-		first := map[ledger.JobID]int{}
-		for i, c := range cands {
-			if j, ok := first[c.Job]; ok {
-				wantI, wantJ = i, j
-				break
-			}
-			first[c.Job] = i
-		}
 		var s idSet
-		for range 2 { // and again, reusing the buffers
-			if i, j := firstDuplicateOf(&s, cands); i != wantI || j != wantJ {
-				t.Fatalf("firstDuplicate = %d, %d; want %d, %d", i, j, wantI, wantJ)
+		// All the ids, then again, reusing the buffers, only the first m of
+		// them, as a round that stops at a bad candidate adds: the groups
+		// are then sized for more ids than were added.
+		for _, m := range []int{n, rapid.IntRange(0, n).Draw(t, "added")} {
+			wantI, wantJ := -1, -1
+			first := map[ledger.JobID]int{}
+			for i, c := range cands[:m] {
+				if j, ok := first[c.Job]; ok {
+					wantI, wantJ = i, j
+					break
+				}
+				first[c.Job] = i
+			}
+			s.begin(cands)
+			for range m {
+				s.add()
+			}
+			if i, j := s.firstDuplicate(); i != wantI || j != wantJ {
+				t.Fatalf("firstDuplicate of %d ids = %d, %d; want %d, %d", m, i, j, wantI, wantJ)
 			}
 		}
 	})
