@@ -25,10 +25,12 @@ const (
 	domainDegree = 8
 )
 
-// cowToken identifies the owner of mutable node and domain records. A
-// record whose owner is not the cluster's current token is shared with a
-// clone and is copied before it is changed. It is not zero-sized, so that
-// every token has its own address.
+// cowToken identifies the owner of mutable node and domain records and of
+// the chunks of the arrays holding them. A record or chunk whose owner is
+// not the cluster's current token is shared with a clone and is copied
+// before it is changed; an allocation record (allocRec), never changed,
+// is copied before its placement is given away. It is not zero-sized, so
+// that every token has its own address.
 type cowToken struct{ _ byte }
 
 // key orders (count, id) pairs: free GPUs of a node, GPUs of a node, free
@@ -423,7 +425,8 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 }
 
 // Clone returns an independent copy of c, for planning a round without
-// committing it. It costs O(topology levels + (nodes + domains)/64), plus
+// committing it. It costs O(topology levels + (nodes + domains)/64), nodes
+// and domains counted since the first (ordinals are never reused), plus
 // bringing every domain of c whose top sums lag behind its nodes up to
 // date, for every span (once: further clones of an unchanged c find
 // nothing to do) — the indexes are copy-on-write B-trees, the node and
