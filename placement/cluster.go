@@ -375,7 +375,6 @@ type Cluster struct {
 	free    *btree.BTreeG[key]        // (free, id) of nodes that accept placements and have free GPUs
 	caps    *btree.BTreeG[key]        // (gpus, id) of nodes that accept placements
 	domains cowArray[*domainState]    // topology domains by ordinal; nil for a removed domain
-	ndoms   int                       // live domains
 	paths   *btree.BTreeG[pathEntry]  // domain ordinals by path
 	nextOrd int                       // ordinal of the next new domain
 	levels  []*levelIndex             // per topology level, outermost first
@@ -446,7 +445,6 @@ func (c *Cluster) Clone() *Cluster {
 		recs:     c.recs.clone(),
 		nextNod:  c.nextNod,
 		domains:  c.domains.clone(),
-		ndoms:    c.ndoms,
 		paths:    c.paths.Clone(),
 		nextOrd:  c.nextOrd,
 		allocs:   c.allocs.Clone(),
@@ -633,7 +631,6 @@ func (c *Cluster) AddNode(n Node) error {
 		d := &domainState{owner: c.tok, ord: ord, path: path, level: l, members: 1,
 			nodes: btree.NewWithFreeListG(domainDegree, lessKey, c.fl)}
 		c.domains.set(c.tok, ord, d)
-		c.ndoms++
 		c.paths.ReplaceOrInsert(pathEntry{path: path, ord: ord})
 		lv := c.levels[l]
 		lv.byFree.ReplaceOrInsert(dkey{n: 0, ord: ord})
@@ -703,7 +700,6 @@ func (c *Cluster) RemoveNode(id string) error {
 			continue
 		}
 		c.domains.set(c.tok, ord, nil)
-		c.ndoms--
 		c.paths.Delete(pathEntry{path: d.path})
 		lv := c.levels[d.level]
 		lv.byFree.Delete(dkey{n: d.idxFree, ord: ord})
