@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
@@ -568,5 +569,13 @@ func TestJobAccountsAreReadWhenTheTenantIsReached(t *testing.T) {
 	}
 	if cl.Free() != 8 {
 		t.Fatalf("free = %d after a rejected round, want 8", cl.Free())
+	}
+}
+
+// cand's doc states its size, which decides the memory a large round's
+// largest array takes: a change of layout must update it.
+func TestCandSize(t *testing.T) {
+	if got := unsafe.Sizeof(cand{}); got != 12 {
+		t.Fatalf("cand is %d bytes, its doc says 12", got)
 	}
 }
