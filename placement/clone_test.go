@@ -7,10 +7,12 @@ import (
 )
 
 // TestClonesAreIndependentAcrossGoroutines mutates a cluster and its clones
-// concurrently; run with -race to see that no shared record is written.
+// concurrently, on nodes whose records span several chunks, and overwrites
+// the placements they release; run with -race to see that no shared record
+// is written.
 func TestClonesAreIndependentAcrossGoroutines(t *testing.T) {
 	var nodes []Node
-	for i := range 64 {
+	for i := range 160 {
 		nodes = append(nodes, Node{ID: fmt.Sprintf("n%03d", i), GPUs: 8,
 			Topology: []string{fmt.Sprintf("r%d", i/16), fmt.Sprintf("s%d", i/4)}})
 	}
@@ -34,7 +36,12 @@ func TestClonesAreIndependentAcrossGoroutines(t *testing.T) {
 					}
 				}
 				if i%3 == 0 {
-					_, _ = cl.Release(fmt.Sprintf("w%d-%d", w, i-3))
+					p, _ := cl.Release(fmt.Sprintf("w%d-%d", w, i-3))
+					scribble(p)
+				}
+				if i%50 == 0 {
+					p, _ := cl.Release(fmt.Sprintf("base%d", (i/50+w)%20))
+					scribble(p)
 				}
 			}
 		}()
