@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/google/btree"
 	"pgregory.net/rapid"
 )
 
@@ -27,6 +28,36 @@ func TestPropertyKeyOrderIsIDOrder(t *testing.T) {
 		if lessKey(ka, kb) != (a < b) || lessKey(kb, ka) != (b < a) {
 			t.Fatalf("lessKey(%q, %q) = %t, lessKey(%q, %q) = %t", a, b, lessKey(ka, kb), b, a, lessKey(kb, ka))
 		}
+	})
+}
+
+// The allocation index orders by id hash, then by id: entries whose hashes
+// are equal (a collision, forced here) are still ordered, totally, by id,
+// and an id is found exactly when it was stored.
+func TestPropertyAllocOrderBreaksHashTiesByID(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ids := rapid.SliceOfNDistinct(rapid.StringN(0, 20, -1), 1, 30, rapid.ID[string]).Draw(t, "ids")
+		tr := btree.NewG(4, lessAlloc)
+		entry := func(id string) allocEntry { return allocEntry{h: uint64(len(id) % 2), r: &allocRec{id: id}} }
+		for _, id := range ids[1:] {
+			tr.ReplaceOrInsert(entry(id))
+		}
+		if tr.Len() != len(ids)-1 {
+			t.Fatalf("%d entries for %d distinct ids", tr.Len(), len(ids)-1)
+		}
+		for i, id := range ids {
+			if _, ok := tr.Get(entry(id)); ok != (i > 0) {
+				t.Fatalf("Get(%q) = %t, stored %t", id, ok, i > 0)
+			}
+		}
+		var prev *allocEntry
+		tr.Ascend(func(e allocEntry) bool {
+			if prev != nil && (prev.h > e.h || prev.h == e.h && prev.r.id >= e.r.id) {
+				t.Fatalf("%q (hash %d) before %q (hash %d)", prev.r.id, prev.h, e.r.id, e.h)
+			}
+			prev = &e
+			return true
+		})
 	})
 }
 
