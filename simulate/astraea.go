@@ -128,11 +128,15 @@ func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return
 // except where the engine calls the policy itself: the round's placements
 // then stay on the cluster and the decision carries them for the engine to
 // take over, which spares releasing and allocating those jobs twice.
-// Two kinds of tick skip the round: one at which no lease ends and no
+// Three kinds of tick skip the round: one at which no lease ends and no
 // pending job fits the free GPUs returns at once, in O(distinct pending
 // demands); one at which no pending job would fit even if every expiring
 // job let go renews the expiring jobs, in O(e log nodes) for e expiring
-// jobs (see fitsReleased).
+// jobs (see fitsReleased); and one at which the round would renew some
+// expiring jobs before any pending job that could fit is tried, and no
+// pending job fits what the others would free, renews them all too, in
+// O(tenants × demands) plus a tenant account read per tenant involved (see
+// renewsFirst).
 func (a *Astraea) Schedule(s *State) (Decision, error) {
 	expiring, expGPUs := len(s.Expiring), 0
 	for _, r := range s.Expiring {
