@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -71,18 +72,158 @@ func (e *event) slot() int32 {
 // binary one, and a node's four children share one or two cache lines.
 const arity = 4
 
-// eventQueue is a 4-ary min-heap of events ordered by (at, kind, j, seq);
-// push, pop and remove are O(log n). pos[j*slots+slot] is 1 + the heap
-// index of job j's event of that slot (0: none), so that an event that
-// became stale can be taken out at once instead of lingering until its
-// time (a long job renewed every lease would leave thousands).
+// eventQueue pops events in (at, kind, j, seq) order; push, pop and remove
+// are O(log n). Starts, completions and releases sit in a 4-ary min-heap:
+// pos[j*slots+slot] is 1 + the heap index of job j's event of that slot (0:
+// none), so that an event that became stale can be taken out at once
+// instead of lingering until its time (a long job renewed every lease would
+// leave thousands). Lease ends, most of the events (one per grant and
+// renewal), sit in buckets by time instead (see leaseEnds): the jobs renewed
+// at one tick share their lease end, so a lease end costs a slice append
+// and a read, not a sift through the heap.
 type eventQueue struct {
 	h   []event
 	pos []int32
 	seq uint64
+	le  leaseEnds
 }
 
-func (q *eventQueue) Len() int { return len(q.h) }
+// leaseEnds holds the queued lease-end events in buckets by time. ends[j]
+// is job j's queued lease end (seq 0: none); a bucket lists (job, seq)
+// entries, and an entry whose seq is no longer its job's is dead (removed
+// or replaced) and skipped when its time comes, so that remove is O(1).
+// The bucket times form a min-heap; the front bucket is sorted by (job,
+// seq) before it is read, which gives the heap's order within one time.
+// Cost: push O(1) amortized (a map lookup when the time differs from the
+// last one pushed, plus O(log b) for a new one of b buckets), pop O(1)
+// amortized plus the front bucket's sort.
+type leaseEnds struct {
+	ends    []event
+	n       int // live lease ends
+	times   timeHeap
+	byTime  map[time.Duration]int32
+	buckets []endBucket
+	free    []int32 // indices of emptied buckets, for reuse
+	// the bucket of the last push, and whether front is that of times[0]
+	lastAt          time.Duration
+	last, front     int32
+	lastOK, frontOK bool
+	// top's answer, kept until the next push or take
+	cur   *event
+	curOK bool
+}
+
+// endBucket is the lease ends queued for one time; entries before next
+// have been read.
+type endBucket struct {
+	ents   []endEnt
+	next   int
+	sorted bool // ents[next:] is in (j, seq) order
+}
+
+type endEnt struct {
+	j   int32
+	seq uint64
+}
+
+func (l *leaseEnds) push(e event) {
+	l.curOK = false
+	if int(e.j) >= len(l.ends) {
+		l.ends = append(l.ends, make([]event, int(e.j)+1-len(l.ends))...)
+	}
+	if l.ends[e.j].seq == 0 {
+		l.n++
+	}
+	l.ends[e.j] = e
+	if !l.lastOK || l.lastAt != e.at {
+		i, ok := l.byTime[e.at]
+		if !ok {
+			if n := len(l.free); n > 0 {
+				i, l.free = l.free[n-1], l.free[:n-1]
+			} else {
+				i = int32(len(l.buckets))
+				l.buckets = append(l.buckets, endBucket{})
+			}
+			l.buckets[i].sorted = true
+			if l.byTime == nil {
+				l.byTime = map[time.Duration]int32{}
+			}
+			l.byTime[e.at] = i
+			l.times.push(e.at)
+			if l.times[0] == e.at { // a new first time
+				l.frontOK = false
+			}
+		}
+		l.lastAt, l.last, l.lastOK = e.at, i, true
+	}
+	b := &l.buckets[l.last]
+	if n := len(b.ents); n > b.next && b.ents[n-1].j > e.j {
+		b.sorted = false
+	}
+	b.ents = append(b.ents, endEnt{j: e.j, seq: e.seq})
+}
+
+// top is the first live lease end, or nil. It drops the dead entries and
+// empty buckets it passes (first), and keeps its answer until the next
+// change.
+func (l *leaseEnds) top() *event {
+	if l.curOK {
+		return l.cur
+	}
+	l.cur, l.curOK = l.first(), true
+	return l.cur
+}
+
+func (l *leaseEnds) first() *event {
+	for len(l.times) > 0 {
+		if !l.frontOK {
+			l.front, l.frontOK = l.byTime[l.times[0]], true
+		}
+		b := &l.buckets[l.front]
+		if !b.sorted {
+			slices.SortFunc(b.ents[b.next:], func(x, y endEnt) int {
+				if x.j != y.j {
+					return int(x.j - y.j)
+				}
+				return cmp.Compare(x.seq, y.seq)
+			})
+			b.sorted = true
+		}
+		for ; b.next < len(b.ents); b.next++ {
+			if x := b.ents[b.next]; l.ends[x.j].seq == x.seq {
+				return &l.ends[x.j]
+			}
+		}
+		at := l.times.pop()
+		delete(l.byTime, at)
+		b.ents, b.next = b.ents[:0], 0
+		l.free = append(l.free, l.front)
+		if l.lastOK && l.last == l.front {
+			l.lastOK = false
+		}
+		l.frontOK = false
+	}
+	return nil
+}
+
+// popTop takes out the event top returned.
+func (l *leaseEnds) popTop() event {
+	b := &l.buckets[l.front]
+	x := b.ents[b.next]
+	b.next++
+	return l.take(x.j)
+}
+
+// take takes out job j's queued lease end (its entry becomes dead).
+func (l *leaseEnds) take(j int32) event {
+	l.curOK = false
+	e := l.ends[j]
+	l.ends[j] = event{}
+	l.n--
+	return e
+}
+
+func (q *eventQueue) Len() int { return len(q.h) + q.le.n }
 
 func (q *eventQueue) key(e *event) int { return int(e.j)*slots + int(e.slot()) }
 
@@ -95,6 +236,10 @@ func (q *eventQueue) set(i int, e event) {
 func (q *eventQueue) push(e event) {
 	q.seq++
 	e.seq = q.seq
+	if e.kind == evLeaseEnd {
+		q.le.push(e)
+		return
+	}
 	if k := q.key(&e); k >= len(q.pos) {
 		q.pos = append(q.pos, make([]int32, k+1-len(q.pos))...)
 	}
@@ -138,9 +283,21 @@ func (q *eventQueue) down(i int, e event) {
 	q.set(i, e)
 }
 
-func (q *eventQueue) top() *event { return &q.h[0] }
+// top is the first event; the queue must not be empty.
+func (q *eventQueue) top() *event {
+	if l := q.le.top(); l != nil && (len(q.h) == 0 || l.less(&q.h[0])) {
+		return l
+	}
+	return &q.h[0]
+}
 
-func (q *eventQueue) pop() event { return q.removeAt(0) }
+// pop takes out the first event; the queue must not be empty.
+func (q *eventQueue) pop() event {
+	if l := q.le.top(); l != nil && (len(q.h) == 0 || l.less(&q.h[0])) {
+		return q.le.popTop()
+	}
+	return q.removeAt(0)
+}
 
 // removeAt takes out the event at heap index i.
 func (q *eventQueue) removeAt(i int) event {
@@ -165,6 +322,11 @@ func (q *eventQueue) removeAt(i int) event {
 // and returns that event, if any: one sift instead of a removal and a push,
 // with the same order (e gets the next sequence number, as from push).
 func (q *eventQueue) replace(e event) (event, bool) {
+	if e.kind == evLeaseEnd {
+		old, ok := q.remove(e.j, slotLease)
+		q.push(e)
+		return old, ok
+	}
 	k := q.key(&e)
 	if k >= len(q.pos) || q.pos[k] == 0 {
 		q.push(e)
@@ -184,6 +346,12 @@ func (q *eventQueue) replace(e event) (event, bool) {
 
 // remove takes out job j's pending event of slot, if any.
 func (q *eventQueue) remove(j int32, slot int) (event, bool) {
+	if slot == slotLease {
+		if int(j) >= len(q.le.ends) || q.le.ends[j].seq == 0 {
+			return event{}, false
+		}
+		return q.le.take(j), true
+	}
 	k := int(j)*slots + slot
 	if k >= len(q.pos) || q.pos[k] == 0 {
 		return event{}, false
