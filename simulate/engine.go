@@ -419,6 +419,7 @@ func (e *engine) advance(t time.Duration) error {
 func (e *engine) closeInterval(length, end time.Duration) error {
 	l := e.books[len(e.books)-1]
 	from, to := e.at(end-length), e.at(end)
+	e.res.Run.Tenants = roomFor(e.res.Run.Tenants, len(e.tenants))
 	for _, t := range e.tenants {
 		a, err := l.TenantAccount(ledger.TenantID(t), from, to)
 		if err != nil {
@@ -582,8 +583,21 @@ func (e *engine) setHeld(delta int) error {
 	} else if n > 0 && u[n-1].Used == e.held {
 		return nil
 	}
-	e.res.Run.Util = append(u, metrics.UtilPoint{At: at, Used: e.held, Capacity: e.capacity})
+	e.res.Run.Util = append(roomFor(u, 1), metrics.UtilPoint{At: at, Used: e.held, Capacity: e.capacity})
 	return nil
+}
+
+// roomFor returns s with room for n more elements, doubling its capacity
+// when it must grow: append grows a large slice by 1.25×, which copies the
+// records of a long run (jobs, tenant intervals, utilization points) many
+// times over.
+func roomFor[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	t := make([]T, len(s), 2*(len(s)+n)+256)
+	copy(t, s)
+	return t
 }
 
 // stopHolding ends the job's GPU holding now (checkpoint written, or finish).
@@ -703,13 +717,7 @@ func (e *engine) complete(j *job) error {
 		Preemptions: j.st.Preemptions,
 		State:       j.st.Job.FinalState(),
 	}
-	if js := e.res.Run.Jobs; len(js) == cap(js) {
-		// Double: append grows a large slice by 1.25×, copying these
-		// records many times over a long trace.
-		e.res.Run.Jobs = make([]metrics.JobRecord, len(js), 2*len(js)+256)
-		copy(e.res.Run.Jobs, js)
-	}
-	e.res.Run.Jobs = append(e.res.Run.Jobs, rec)
+	e.res.Run.Jobs = append(roomFor(e.res.Run.Jobs, 1), rec)
 	delete(e.jobs, j.st.Job.ID)
 	e.slab[j.idx] = nil
 	j.phase = phPending
