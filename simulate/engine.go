@@ -153,6 +153,9 @@ type engine struct {
 	// staleLast is the interval end last put in stale
 	staleLast time.Duration
 	staleMax  time.Duration
+	// the latest interval end at or before the last stale time looked up
+	// (staleB), valid for times in [staleLo, staleHi) (see staleSpan)
+	staleB, staleLo, staleHi time.Duration
 
 	next    trace.Job // lookahead
 	hasNext bool
@@ -515,10 +518,7 @@ func (e *engine) drop(j *job, slot int) {
 func (e *engine) staleAt(t time.Duration) {
 	e.res.Stats.Events++
 	e.staleMax = max(e.staleMax, t)
-	b := time.Duration(0)
-	for _, l := range e.cfg.Intervals {
-		b = max(b, t/l*l)
-	}
+	b := e.lastEnd(t)
 	// The last interval end queued is still queued while it is ahead of
 	// now (the loop takes it out when the clock reaches it): most stale
 	// events of a tick share it, and skip the set.
@@ -530,6 +530,33 @@ func (e *engine) staleAt(t time.Duration) {
 		e.staleSet[b] = true
 		e.stale.push(b)
 	}
+}
+
+// lastEnd returns the latest end of a tenant interval (of any length) at
+// or before t, 0 if none. The answer is kept with the span of times that
+// share it, [it, the next interval end): the stale events of a run mostly
+// fall in the span of the one before, which then costs no division.
+func (e *engine) lastEnd(t time.Duration) time.Duration {
+	if t >= e.staleLo && t < e.staleHi {
+		return e.staleB
+	}
+	return e.staleSpan(t)
+}
+
+// staleSpan computes lastEnd(t) and keeps it with its span.
+func (e *engine) staleSpan(t time.Duration) time.Duration {
+	b, next := time.Duration(0), never
+	for _, l := range e.cfg.Intervals {
+		b = max(b, t/l*l)
+		if t >= 0 && t/l < never/l-1 {
+			next = min(next, (t/l+1)*l)
+		}
+	}
+	e.staleB, e.staleLo, e.staleHi = b, b, next
+	if t < 0 || len(e.cfg.Intervals) == 0 {
+		e.staleHi = e.staleLo // keep nothing
+	}
+	return b
 }
 
 func (e *engine) handle(ev event) error {

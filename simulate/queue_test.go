@@ -80,3 +80,25 @@ func TestPropertyEventQueue(t *testing.T) {
 		}
 	})
 }
+
+// lastEnd, which keeps its last answer for the span of times that share
+// it, answers as the plain formula max over interval lengths l of ⌊t/l⌋·l
+// (and 0) for any sequence of times.
+func TestPropertyLastEnd(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var e engine
+		for range rapid.IntRange(0, 3).Draw(t, "lengths") {
+			e.cfg.Intervals = append(e.cfg.Intervals, time.Duration(rapid.IntRange(1, 50).Draw(t, "length")))
+		}
+		for i := range rapid.IntRange(1, 100).Draw(t, "times") {
+			at := time.Duration(rapid.IntRange(-20, 400).Draw(t, "t"))
+			want := time.Duration(0)
+			for _, l := range e.cfg.Intervals {
+				want = max(want, at/l*l)
+			}
+			if got := e.lastEnd(at); got != want {
+				t.Fatalf("time %d (%v): lastEnd = %v, want %v (intervals %v)", i, at, got, want, e.cfg.Intervals)
+			}
+		}
+	})
+}

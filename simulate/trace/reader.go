@@ -83,6 +83,12 @@ func Open(path string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	r.file = f
+	if st, err := f.Stat(); err == nil && r.gz == nil && st.Mode().IsRegular() {
+		// Size the set of seen ids for the rows the file can hold (a
+		// row takes more than 64 bytes in every format but the tersest
+		// generic one), instead of growing it step by step.
+		r.seen = make(map[string]struct{}, min(st.Size()/64, 1<<20))
+	}
 	return r, nil
 }
 
