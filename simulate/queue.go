@@ -92,22 +92,23 @@ type eventQueue struct {
 // is job j's queued lease end (seq 0: none); a bucket lists (job, seq)
 // entries, and an entry whose seq is no longer its job's is dead (removed
 // or replaced) and skipped when its time comes, so that remove is O(1).
-// The bucket times form a min-heap; the front bucket is sorted by (job,
-// seq) before it is read, which gives the heap's order within one time.
-// Cost: push O(1) amortized (a map lookup when the time differs from the
-// last one pushed, plus O(log b) for a new one of b buckets), pop O(1)
-// amortized plus the front bucket's sort.
+// The buckets are kept in order of time (order[head:]): a new time is
+// almost always later than every other (now + lease), so it is appended;
+// the front bucket is sorted by (job, seq) before it is read, which gives
+// the heap's order within one time. Cost: push O(1) amortized for a time
+// equal to the last one pushed or after every other, O(log b + b) for b
+// buckets otherwise; pop O(1) amortized plus the front bucket's sort.
 type leaseEnds struct {
 	ends    []event
 	n       int // live lease ends
-	times   timeHeap
-	byTime  map[time.Duration]int32
 	buckets []endBucket
-	free    []int32 // indices of emptied buckets, for reuse
-	// the bucket of the last push, and whether front is that of times[0]
-	lastAt          time.Duration
-	last, front     int32
-	lastOK, frontOK bool
+	// order[head:] lists the buckets in use by increasing time
+	order []int32
+	head  int
+	free  []int32 // indices of emptied buckets, for reuse
+	// the bucket of the last push
+	last   int32
+	lastOK bool
 	// top's answer, kept until the next push or take
 	cur   *event
 	curOK bool
@@ -116,6 +117,7 @@ type leaseEnds struct {
 // endBucket is the lease ends queued for one time; entries before next
 // have been read.
 type endBucket struct {
+	at     time.Duration
 	ents   []endEnt
 	next   int
 	sorted bool // ents[next:] is in (j, seq) order
@@ -135,32 +137,43 @@ func (l *leaseEnds) push(e event) {
 		l.n++
 	}
 	l.ends[e.j] = e
-	if !l.lastOK || l.lastAt != e.at {
-		i, ok := l.byTime[e.at]
-		if !ok {
-			if n := len(l.free); n > 0 {
-				i, l.free = l.free[n-1], l.free[:n-1]
-			} else {
-				i = int32(len(l.buckets))
-				l.buckets = append(l.buckets, endBucket{})
-			}
-			l.buckets[i].sorted = true
-			if l.byTime == nil {
-				l.byTime = map[time.Duration]int32{}
-			}
-			l.byTime[e.at] = i
-			l.times.push(e.at)
-			if l.times[0] == e.at { // a new first time
-				l.frontOK = false
-			}
-		}
-		l.lastAt, l.last, l.lastOK = e.at, i, true
+	if !l.lastOK || l.buckets[l.last].at != e.at {
+		l.last, l.lastOK = l.bucket(e.at), true
 	}
 	b := &l.buckets[l.last]
 	if n := len(b.ents); n > b.next && b.ents[n-1].j > e.j {
 		b.sorted = false
 	}
 	b.ents = append(b.ents, endEnt{j: e.j, seq: e.seq})
+}
+
+// bucket returns the index of the bucket of time at, made if need be.
+// O(1) for a time after every other (the usual case: now + lease),
+// O(log b + b) otherwise, for b buckets.
+func (l *leaseEnds) bucket(at time.Duration) int32 {
+	live := l.order[l.head:]
+	k := len(live)
+	if k > 0 && l.buckets[live[k-1]].at >= at {
+		k, _ = slices.BinarySearchFunc(live, at, func(i int32, t time.Duration) int { return cmp.Compare(l.buckets[i].at, t) })
+		if k < len(live) && l.buckets[live[k]].at == at {
+			return live[k]
+		}
+	}
+	var i int32
+	if n := len(l.free); n > 0 {
+		i, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		i = int32(len(l.buckets))
+		l.buckets = append(l.buckets, endBucket{})
+	}
+	l.buckets[i].at, l.buckets[i].sorted = at, true
+	if l.head > 0 && l.head >= len(l.order)/2 {
+		// Move the live part down rather than let the array grow.
+		n := copy(l.order, l.order[l.head:])
+		l.order, l.head = l.order[:n], 0
+	}
+	l.order = slices.Insert(l.order, l.head+k, i)
+	return i
 }
 
 // top is the first live lease end, or nil. It drops the dead entries and
@@ -175,11 +188,8 @@ func (l *leaseEnds) top() *event {
 }
 
 func (l *leaseEnds) first() *event {
-	for len(l.times) > 0 {
-		if !l.frontOK {
-			l.front, l.frontOK = l.byTime[l.times[0]], true
-		}
-		b := &l.buckets[l.front]
+	for l.head < len(l.order) {
+		b := &l.buckets[l.order[l.head]]
 		if !b.sorted {
 			slices.SortFunc(b.ents[b.next:], func(x, y endEnt) int {
 				if x.j != y.j {
@@ -194,21 +204,20 @@ func (l *leaseEnds) first() *event {
 				return &l.ends[x.j]
 			}
 		}
-		at := l.times.pop()
-		delete(l.byTime, at)
 		b.ents, b.next = b.ents[:0], 0
-		l.free = append(l.free, l.front)
-		if l.lastOK && l.last == l.front {
+		i := l.order[l.head]
+		l.head++
+		l.free = append(l.free, i)
+		if l.lastOK && l.last == i {
 			l.lastOK = false
 		}
-		l.frontOK = false
 	}
 	return nil
 }
 
 // popTop takes out the event top returned.
 func (l *leaseEnds) popTop() event {
-	b := &l.buckets[l.front]
+	b := &l.buckets[l.order[l.head]]
 	x := b.ents[b.next]
 	b.next++
 	return l.take(x.j)
