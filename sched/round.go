@@ -843,12 +843,16 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 			r.grant(ci, ti, stage, New, q, ids)
 			return true, nil
 		}
-		var perr *Error
-		if errors.As(err, &perr) {
-			return false, err
-		}
-		if !errors.Is(err, placement.ErrNoFit) {
-			return false, r.placerErr(ci, "place in the optimistic view", err)
+		if _, ok := err.(*placement.NoFitError); !ok {
+			// Not the Placer's plain no-fit answer (checked first: a
+			// target of errors.As costs an allocation).
+			var perr *Error
+			if errors.As(err, &perr) {
+				return false, err
+			}
+			if !errors.Is(err, placement.ErrNoFit) {
+				return false, r.placerErr(ci, "place in the optimistic view", err)
+			}
 		}
 		rs = noFit(d, err)
 	}
@@ -860,12 +864,24 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 
 func noFit(d int, err error) Reason {
 	rs := Reason{Code: NoFit, Need: d, LargestFree: -1, FreeTotal: -1}
-	var nf *placement.NoFitError
-	if errors.As(err, &nf) {
+	nf, ok := err.(*placement.NoFitError) // without errors.As's allocation
+	if !ok {
+		nf = asNoFit(err)
+	}
+	if nf != nil {
 		rs.LargestFree = nf.LargestFree
 		rs.FreeTotal = nf.FreeTotal
 	}
 	return rs
+}
+
+// asNoFit returns the NoFitError in err's chain, or nil.
+func asNoFit(err error) *placement.NoFitError {
+	var nf *placement.NoFitError
+	if errors.As(err, &nf) {
+		return nf
+	}
+	return nil
 }
 
 // optimisticPlace places d GPUs as if every undecided expiring job were
@@ -949,15 +965,25 @@ func (r *round) placeWithout(d int) (placement.Placement, error) {
 	q, err := r.without.PlaceWithout(d, ids)
 	clear(ids)
 	r.looks = ids[:0]
+	if err != nil && errors.Is(err, placement.ErrUnknownAllocation) {
+		return q, r.unknownInLook(err)
+	}
+	return q, err
+}
+
+// unknownInLook reports the running candidate a look failed on as unknown
+// to the Placer, or returns err. (Apart from placeWithout: errors.As's
+// target costs an allocation where it is declared.)
+func (r *round) unknownInLook(err error) error {
 	var perr *placement.Error
-	if err != nil && errors.Is(err, placement.ErrUnknownAllocation) && errors.As(err, &perr) {
+	if errors.As(err, &perr) {
 		for _, e := range r.running {
 			if r.undecidedHolder(e) && string(r.in[e].Job) == perr.Allocation {
-				return placement.Placement{}, r.placerErr(e, "release for an optimistic look", err)
+				return r.placerErr(e, "release for an optimistic look", err)
 			}
 		}
 	}
-	return q, err
+	return err
 }
 
 // undecidedHolder reports that running candidate e still holds its GPUs and
