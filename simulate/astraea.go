@@ -70,8 +70,9 @@ type Astraea struct {
 	rounds  sched.Rounder
 	place   inPlace   // the round's Placer
 	plan    roundPlan // the last round, left on the engine's cluster
-	// credits is renewsFirst's scratch
+	// credits and first are renewsFirst's scratch
 	credits []tenantCredit
+	first   [1]demandCount
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
 }
@@ -305,7 +306,8 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 		if f := s.freshByTenant[ti]; len(f) > 0 {
 			// Its first pick: it leaves play at its first turn if that
 			// does not fit.
-			ds = []demandCount{{d: f[0].Job.GPUs, n: 1}}
+			a.first[0] = demandCount{d: f[0].Job.GPUs, n: 1}
+			ds = a.first[:]
 		}
 		if !all.fitsAny(ds, s.nodes.largest) {
 			continue
