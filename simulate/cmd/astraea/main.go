@@ -42,9 +42,18 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 )
 
 func main() {
+	// A run is sequential (policies run one after the other), so one
+	// processor does all its work; a second one would only host the
+	// garbage collector's idle workers, whose coordination across CPUs
+	// (wake-ups, preemption signals, TLB shootdowns) costs system time
+	// without making the run faster. GOMAXPROCS in the environment wins.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "astraea:", err)
 		os.Exit(1)
