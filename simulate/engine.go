@@ -438,10 +438,11 @@ func (e *engine) step(t time.Duration) error {
 	if err := e.advance(t); err != nil {
 		return err
 	}
-	if e.q.Len() > 0 && e.q.top().at == t || len(e.stale) == 0 || e.stale[0] != t {
+	live := e.q.Len() > 0 && e.q.top().at == t // an event is due
+	if live || len(e.stale) == 0 || e.stale[0] != t {
 		e.res.Stats.Events++
 	}
-	if e.q.Len() > 0 && e.q.top().at == t {
+	if live {
 		ev := e.q.pop()
 		return e.handle(ev)
 	}
