@@ -481,6 +481,7 @@ func (e *engine) submit() error {
 	}
 	ti, _ := slices.BinarySearch(e.tenants, tj.Tenant) // the tenant has a quota
 	j := &job{st: JobState{Job: tj, Remaining: tj.Duration, tenant: int32(ti)}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived, prog: prog}
+	j.st.eng = j
 	w := tj.EffectiveWeight()
 	if err := e.ledgerDo("submit", j, t, func(l *ledger.Ledger) error {
 		return l.Submit(e.at(t), j.id, j.tenant, ledger.GPUs(tj.GPUs), w)
@@ -781,7 +782,7 @@ func (e *engine) finish() error {
 	if err := e.advance(e.now); err != nil {
 		return err
 	}
-	if e.held != 0 || len(e.jobs) != 0 || len(e.running.jobs) != 0 || len(e.pending) != 0 {
+	if e.held != 0 || len(e.jobs) != 0 || len(e.running.states) != 0 || len(e.pending) != 0 {
 		return fmt.Errorf("%w: at the end %d GPUs held, %d jobs active", ErrInvariant, e.held, len(e.jobs))
 	}
 	if err := e.check(); err != nil {

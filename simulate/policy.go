@@ -51,6 +51,8 @@ type JobState struct {
 	trim *waiting
 	// tenant is the index of the job's tenant in State.tenants.
 	tenant int32
+	// eng is the engine's record of the job, whose state this is.
+	eng *job
 }
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running

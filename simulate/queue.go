@@ -442,24 +442,22 @@ func removeSorted(s []*JobState, x *JobState) []*JobState {
 	return slices.Delete(s, i, i+1)
 }
 
-// runSet is the running jobs, sorted by compareJobs, with their engine
-// records in a parallel slice so that a tick reaches them without lookups.
+// runSet is the running jobs, sorted by compareJobs. A state leads to its
+// engine record (JobState.eng), so that a tick reaches the jobs without
+// lookups, and one array is shifted per change.
 type runSet struct {
 	states []*JobState
-	jobs   []*job
 }
 
 func (r *runSet) insert(j *job) {
 	i, _ := slices.BinarySearchFunc(r.states, &j.st, compareJobs)
 	r.states = slices.Insert(r.states, i, &j.st)
-	r.jobs = slices.Insert(r.jobs, i, j)
 }
 
 func (r *runSet) remove(j *job) {
 	i, ok := slices.BinarySearchFunc(r.states, &j.st, compareJobs)
-	if !ok || r.jobs[i] != j {
+	if !ok || r.states[i] != &j.st {
 		return
 	}
 	r.states = slices.Delete(r.states, i, i+1)
-	r.jobs = slices.Delete(r.jobs, i, i+1)
 }

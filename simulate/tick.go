@@ -52,8 +52,8 @@ func (e *engine) tick(t time.Duration) error {
 func (e *engine) fillState() *State {
 	at := e.at(e.now)
 	if !e.blind {
-		for _, j := range e.running.jobs {
-			j.progressed(at)
+		for _, s := range e.running.states {
+			s.eng.progressed(at)
 		}
 	}
 	e.state = State{
