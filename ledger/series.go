@@ -37,7 +37,8 @@ import (
 // value is bit-identical to one stored in full.
 //
 // Costs: an append is O(1) (one allocation per page of bytes, pages reused
-// by later blocks until full); the last breakpoint (the head) is kept
+// by later blocks until full; the closed blocks are listed in chunks, so
+// closing one never copies the whole list, see blockList); the last breakpoint (the head) is kept
 // decoded, so reading or extending the current state decodes nothing; a
 // lookup at time t is a binary search over the blocks, O(log n), plus the
 // replay of at most blockLen−1 breakpoints inside one block; trimming a
@@ -127,8 +128,8 @@ type store struct {
 	headAt int16   // offset of head's encoding in tail; −1 if head is cur
 	page   uint16  // size of the last byte page allocated
 
-	cur    point   // the last block's first breakpoint
-	blocks []block // the closed blocks, before cur
+	cur    point     // the last block's first breakpoint
+	blocks blockList // the closed blocks, before cur
 }
 
 // len returns the number of breakpoints. O(n): for checks and encoding.
@@ -140,8 +141,8 @@ func (s *store) len() int {
 
 // first returns the first breakpoint; the store must not be empty.
 func (s *store) first() point {
-	if len(s.blocks) > 0 {
-		return s.blocks[0].p
+	if s.blocks.len() > 0 {
+		return s.blocks.at(0).p
 	}
 	return s.cur
 }
@@ -149,10 +150,11 @@ func (s *store) first() point {
 // run returns block i's first breakpoint and the encoding of the others;
 // block len(s.blocks) is the last one.
 func (s *store) run(i int) (point, []byte) {
-	if i == len(s.blocks) {
+	if i == s.blocks.len() {
 		return s.cur, s.tail
 	}
-	return s.blocks[i].p, s.blocks[i].b
+	b := s.blocks.at(i)
+	return b.p, b.b
 }
 
 // inline makes the store use room owned by its owner for its first encoded
@@ -277,12 +279,7 @@ func (s *store) open(p point) {
 	room := s.tail[len(s.tail):]
 	if s.cnt > 0 {
 		// close the last block
-		if len(s.blocks) == cap(s.blocks) {
-			// double, as append does only for small slices: a long series
-			// would otherwise copy its block list every quarter of its growth
-			s.blocks = append(make([]block, 0, max(4, 2*cap(s.blocks))), s.blocks...)
-		}
-		s.blocks = append(s.blocks, block{p: s.cur, b: s.tail[:len(s.tail):len(s.tail)]})
+		s.blocks.push(block{p: s.cur, b: s.tail[:len(s.tail):len(s.tail)]})
 	}
 	if cap(room) < minRoom {
 		s.page = s.nextPage()
@@ -313,9 +310,9 @@ func (s *store) find(t int64, d decay) (point, bool) {
 	if t >= s.head.t {
 		return s.head, true
 	}
-	bi := len(s.blocks)
+	bi := s.blocks.len()
 	if t < s.cur.t {
-		bi = sort.Search(len(s.blocks), func(i int) bool { return s.blocks[i].p.t > t }) - 1
+		bi = sort.Search(bi, func(i int) bool { return s.blocks.at(i).p.t > t }) - 1
 	}
 	p, b := s.run(bi)
 	for len(b) > 0 {
@@ -335,19 +332,18 @@ func (s *store) trim(begin int64, d decay) {
 	if s.cnt == 0 || begin == math.MinInt64 {
 		return
 	}
-	for len(s.blocks) > 0 {
+	for n := s.blocks.len(); n > 0; n-- {
 		nextT := s.cur.t
-		if len(s.blocks) > 1 {
-			nextT = s.blocks[1].p.t
+		if n > 1 {
+			nextT = s.blocks.at(1).p.t
 		}
 		if nextT > begin {
 			break
 		}
-		s.blocks[0] = block{}
-		s.blocks = s.blocks[1:]
+		s.blocks.dropFirst()
 	}
-	if len(s.blocks) > 0 {
-		b0 := &s.blocks[0]
+	if s.blocks.len() > 0 {
+		b0 := s.blocks.at(0)
 		for len(b0.b) > 0 {
 			q, n := next(b0.p, b0.b, d)
 			if q.t > begin {
@@ -377,7 +373,7 @@ func (s *store) each(d decay, f func(i int, p point)) {
 		return
 	}
 	i := 0
-	for bi := range len(s.blocks) + 1 {
+	for bi := range s.blocks.len() + 1 {
 		p, b := s.run(bi)
 		f(i, p)
 		i++

@@ -26,7 +26,11 @@ func TestStoreMatchesSlice(t *testing.T) {
 			s.inline(page[:])
 		}
 		tm := int64(0)
-		for i := range r.IntN(6*blockLen) + 1 {
+		n := r.IntN(6*blockLen) + 1
+		if round%10 == 9 { // several chunks of closed blocks
+			n = (2 + r.IntN(2)) * chunkLen * blockLen
+		}
+		for i := range n {
 			switch {
 			case round == 5 && i == 3: // too long to encode as a delta
 				tm += 1<<62 + 1
@@ -133,4 +137,45 @@ func TestStartStopRetainsFewBytes(t *testing.T) {
 		t.Errorf("%.1f bytes allocated per event, want ≤ 40", b)
 	}
 	do(t, l, nil)
+}
+
+// The chunked block list must behave like a plain slice under appends and
+// drops from the front, across chunk boundaries and when it empties.
+func TestBlockListMatchesSlice(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	for round := range 40 {
+		var l blockList
+		var ref []int64
+		id := int64(0)
+		for range r.IntN(8 * chunkLen * (1 + round%4)) {
+			if len(ref) > 0 && r.IntN(3+round%5) == 0 {
+				for k := r.IntN(min(len(ref), 2*chunkLen)) + 1; k > 0; k-- {
+					l.dropFirst()
+					ref = ref[1:]
+				}
+			} else {
+				id++
+				l.push(block{p: point{t: id}})
+				ref = append(ref, id)
+			}
+			if l.len() != len(ref) {
+				t.Fatalf("round %d: len %d, want %d", round, l.len(), len(ref))
+			}
+			if len(ref) > 0 {
+				for _, i := range []int{0, len(ref) - 1, r.IntN(len(ref))} {
+					if got := l.at(i).p.t; got != ref[i] {
+						t.Fatalf("round %d: block %d = %d, want %d", round, i, got, ref[i])
+					}
+				}
+			}
+		}
+		for i, want := range ref {
+			if got := l.at(i).p.t; got != want {
+				t.Fatalf("round %d: block %d = %d, want %d", round, i, got, want)
+			}
+		}
+		if len(ref) == 0 && l.c != nil {
+			t.Fatalf("round %d: an empty list keeps its chunks", round)
+		}
+	}
 }
