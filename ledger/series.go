@@ -252,21 +252,37 @@ func (s *store) add(p point) {
 		return
 	}
 	h := s.head
+	at := len(s.tail)
+	if cap(s.tail)-at >= maxEnc {
+		// room for any encoding: write it where it goes, no copy
+		tail, ok := encode(s.tail, p.t-h.t, h.r, p.r)
+		if !ok {
+			s.open(p)
+			return
+		}
+		s.appended(tail, at, p)
+		return
+	}
 	var buf [maxEnc]byte
 	e, ok := encode(buf[:0], p.t-h.t, h.r, p.r)
 	if !ok {
 		s.open(p)
 		return
 	}
-	if cap(s.tail)-len(s.tail) < len(e) {
+	tail := s.tail
+	if cap(tail)-at < len(e) {
 		// the block outgrows its page: move its bytes to a larger one
 		s.page = s.nextPage()
-		s.tail = append(make([]byte, 0, max(int(s.page), 2*len(s.tail)+len(e))), s.tail...)
+		tail = append(make([]byte, 0, max(int(s.page), 2*at+len(e))), tail...)
 	}
-	s.headAt = int16(len(s.tail))
-	s.tail = append(s.tail, e...)
+	s.appended(append(tail, e...), at, p)
+}
+
+// appended makes p, encoded in tail from offset at on, the head.
+func (s *store) appended(tail []byte, at int, p point) {
+	s.tail, s.headAt = tail, int16(at)
 	s.cnt++
-	s.prevR, s.head = h.r, p
+	s.prevR, s.head = s.head.r, p
 }
 
 // nextPage is the size of the next byte page: pages double from firstPage
