@@ -212,13 +212,12 @@ func TestAstraeaTrimmingIsExact(t *testing.T) {
 	})
 }
 
-// sameAsExhaustive runs jobs under ASTRAEA (single-level or not, drawn)
-// with the fast paths and candidate trimming and without them, and fails
-// unless the runs are identical.
+// sameAsExhaustive runs jobs under an ASTRAEA variant (drawn among the
+// paper's, Eq. 8 accounts, single-level and no pre-credit) with the fast
+// paths and candidate trimming and without them, and fails unless the runs
+// are identical.
 func sameAsExhaustive(t *rapid.T, cfg Config, jobs []trace.Job) {
-	o := DefaultAstraeaOptions()
-	o.SingleLevel = rapid.Bool().Draw(t, "single")
-	runExhaustiveToo(t, cfg, jobs, o)
+	runExhaustiveToo(t, cfg, jobs, rapid.SampledFrom(astraeaVariants()).Draw(t, "variant"))
 }
 
 // runExhaustiveToo runs jobs under ASTRAEA with options o, with and without

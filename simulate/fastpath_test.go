@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate/trace"
 	"pgregory.net/rapid"
@@ -270,4 +271,82 @@ func TestRenewsFirstReadsTheFirstPick(t *testing.T) {
 	if got := jobByID(t, a, "a1").FirstStart.Sub(t0); got != sec(910) {
 		t.Errorf("a1 starts at %v, want 910s (c1 checkpointed at its lease end)", got)
 	}
+}
+
+// genVariedWorkload draws a workload beyond genWorkload's uniform
+// clusters, where the fast paths' arguments must hold as well: nodes of
+// different sizes (one of them possibly larger than the rest put
+// together), under topology labels or not; demands up to the cluster and
+// past it, so gangs span nodes or never fit; leases shorter than the
+// tick, equal to it or the default (Lease 0); submissions at equal times
+// and on tick boundaries; zero-length jobs; job weights and tenant
+// weights; checkpoint iterations.
+func genVariedWorkload(t *rapid.T) (Config, []trace.Job) {
+	var nodes []placement.Node
+	capacity := 0
+	racks := rapid.Bool().Draw(t, "racks")
+	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
+		n := placement.Node{ID: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{1, 2, 3, 4, 8, 8, 16}).Draw(t, "gpus")}
+		if racks {
+			n.Topology = []string{fmt.Sprintf("r%d", rapid.IntRange(0, 1).Draw(t, "rack"))}
+		}
+		capacity += n.GPUs
+		nodes = append(nodes, n)
+	}
+	var tenants []string
+	for i := range rapid.IntRange(1, 4).Draw(t, "tenants") {
+		tenants = append(tenants, fmt.Sprintf("t%d", i))
+	}
+	cfg := testConfig(1, 1, tenants...)
+	cfg.Nodes = nodes
+	for _, tn := range tenants {
+		cfg.Quotas[tn] = rapid.SampledFrom([]float64{0.5, 1, 2, 3}).Draw(t, "quota")
+	}
+	cfg.Interval = time.Duration(rapid.SampledFrom([]int{10, 30}).Draw(t, "interval")) * time.Second
+	cfg.Lease = time.Duration(rapid.SampledFrom([]int{0, 5, 10, 20, 60, 900}).Draw(t, "lease")) * time.Second
+	// Overheads below a third of the lease each, so that every lease
+	// makes progress and every run ends.
+	most := 40
+	if cfg.Lease > 0 {
+		most = min(most, int(cfg.Lease.Seconds())/3)
+	}
+	cfg.ColdStart = time.Duration(rapid.IntRange(0, most).Draw(t, "cold")) * time.Second
+	cfg.Checkpoint = time.Duration(rapid.IntRange(0, min(15, most)).Draw(t, "ckpt")) * time.Second
+	cfg.CheckpointOnRenew = rapid.Bool().Draw(t, "ckptOnRenew")
+	if most >= 7 && rapid.Bool().Draw(t, "iterations") {
+		cfg.Iteration = time.Duration(rapid.IntRange(1, most/7).Draw(t, "iteration")) * time.Second
+	}
+	cfg.Metrics = rapid.SampledFrom([]ledger.Mode{ledger.QuotaShare, ledger.DemandAware}).Draw(t, "metrics")
+	cfg.Intervals = []time.Duration{10 * time.Minute}
+	cfg.CheckEvery = 64
+	var jobs []trace.Job
+	sub := 0
+	for i := range rapid.IntRange(1, 40).Draw(t, "jobs") {
+		// Often nothing or whole ticks between submissions.
+		sub += rapid.SampledFrom([]int{0, 0, 10, 30}).Draw(t, "tick gap") + rapid.IntRange(0, 60).Draw(t, "gap")*rapid.IntRange(0, 1).Draw(t, "odd")
+		dur := rapid.IntRange(0, 2000).Draw(t, "dur")
+		if rapid.IntRange(0, 9).Draw(t, "zero") == 0 {
+			dur = 0
+		}
+		jobs = append(jobs, trace.Job{
+			ID:       fmt.Sprintf("j%02d", i),
+			Tenant:   rapid.SampledFrom(tenants).Draw(t, "tenant"),
+			GPUs:     rapid.IntRange(1, capacity+1).Draw(t, "demand"),
+			Submit:   ts(sub),
+			Duration: time.Duration(dur) * time.Second,
+			Weight:   rapid.SampledFrom([]float64{0, 0, 1, 2, 0.5}).Draw(t, "weight"),
+		})
+	}
+	return cfg, jobs
+}
+
+// TestPropertyFastPathsOnVariedWorkloads runs every ASTRAEA variant (Eq. 16
+// and Eq. 8 accounts, single-level, no pre-credit) on varied workloads with
+// and without its fast paths: the runs must be identical.
+func TestPropertyFastPathsOnVariedWorkloads(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg, jobs := genVariedWorkload(t)
+		o := rapid.SampledFrom(astraeaVariants()).Draw(t, "variant")
+		runExhaustiveToo(t, cfg, jobs, o)
+	})
 }
