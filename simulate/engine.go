@@ -832,8 +832,14 @@ func (e *engine) check() error {
 	if err := e.cluster.Check(); err != nil {
 		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
 	}
+	if !slices.IsSortedFunc(e.running.states, compareJobs) {
+		return fmt.Errorf("%w: the running set is out of order", ErrInvariant)
+	}
 	var used int
 	for _, s := range e.running.states {
+		if s.eng == nil || &s.eng.st != s || e.jobs[s.Job.ID] != s.eng {
+			return fmt.Errorf("%w: running job %s does not lead to its record", ErrInvariant, s.Job.ID)
+		}
 		used += s.Placement.GPUs()
 		if s.Placement.GPUs() != s.Job.GPUs {
 			return fmt.Errorf("%w: job %s holds %d GPUs, its gang is %d", ErrInvariant, s.Job.ID, s.Placement.GPUs(), s.Job.GPUs)
@@ -845,6 +851,21 @@ func (e *engine) check() error {
 	for n := range e.cluster.Nodes() {
 		if f := e.nodes.free[n.ID]; f != n.Free {
 			return fmt.Errorf("%w: node %s has %d free GPUs, the engine counts %d", ErrInvariant, n.ID, n.Free, f)
+		}
+	}
+	// Each tenant's waiting demands and never-run jobs, which ASTRAEA's
+	// shortcuts read, are those of the pending list.
+	demands := make([][]demandCount, len(e.tenants))
+	fresh := make([][]*JobState, len(e.tenants))
+	for _, s := range e.pending {
+		demands[s.tenant] = countDemand(demands[s.tenant], s.Job.GPUs, +1)
+		if !s.Ran {
+			fresh[s.tenant] = append(fresh[s.tenant], s)
+		}
+	}
+	for i, t := range e.tenants {
+		if !slices.Equal(demands[i], e.pendingByTenant[i]) || !slices.Equal(fresh[i], e.freshByTenant[i]) {
+			return fmt.Errorf("%w: tenant %s has waiting demands %v and never-run jobs %d, the engine counts %v and %d", ErrInvariant, t, demands[i], len(fresh[i]), e.pendingByTenant[i], len(e.freshByTenant[i]))
 		}
 	}
 	return nil
