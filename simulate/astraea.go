@@ -709,12 +709,7 @@ func (a *Astraea) nodeGains(s *State) []nodeGain {
 	gains := a.gains[:0]
 	for _, r := range s.Expiring {
 		for _, sl := range r.Placement.Slots {
-			i := slices.IndexFunc(gains, func(g nodeGain) bool { return g.node == sl.Node })
-			if i < 0 {
-				i = len(gains)
-				gains = append(gains, nodeGain{node: sl.Node})
-			}
-			gains[i].gpus += len(sl.GPUs)
+			gains = addGain(gains, sl.Node, len(sl.GPUs))
 		}
 	}
 	a.gains = gains
