@@ -70,7 +70,9 @@ type Config struct {
 	// renewed (the job pauses in place while it writes the checkpoint). The
 	// paper checkpoints at every lease end, because the scheduler decides
 	// renewal only at the boundary, so DefaultConfig turns it on; a renewed
-	// job still never pays a cold start.
+	// job still never pays a cold start. With it, Checkpoint must be shorter
+	// than the lease (as ColdStart must be in any case), or a renewed job
+	// would never progress.
 	CheckpointOnRenew bool
 
 	// Quotas maps each tenant to its weight; quotas are M × w ÷ Σw. Every
@@ -149,6 +151,15 @@ func (c *Config) nodes() ([]placement.Node, error) {
 	return ns, nil
 }
 
+// effectiveLease is the lease ASTRAEA grants: Lease, or DefaultLease when
+// Lease is zero.
+func (c *Config) effectiveLease() time.Duration {
+	if c.Lease > 0 {
+		return c.Lease
+	}
+	return DefaultLease
+}
+
 func (c *Config) validate() error {
 	switch {
 	case c.Interval <= 0:
@@ -161,10 +172,14 @@ func (c *Config) validate() error {
 		return configErr("ColdStart %v must lie in [0, %v]", c.ColdStart, lease.MaxSpan)
 	case c.Iteration < 0 || c.Iteration > lease.MaxSpan:
 		return configErr("Iteration %v must lie in [0, %v]", c.Iteration, lease.MaxSpan)
-	case c.Lease > 0 && c.Lease <= c.ColdStart:
+	case c.effectiveLease() <= c.ColdStart:
 		// A resumed job would spend its whole lease in cold start and could
 		// be preempted at every lease end without ever progressing.
-		return configErr("Lease %v must be longer than ColdStart %v", c.Lease, c.ColdStart)
+		return configErr("Lease %v must be longer than ColdStart %v", c.effectiveLease(), c.ColdStart)
+	case c.CheckpointOnRenew && c.effectiveLease() <= c.Checkpoint:
+		// A renewed job would spend its whole lease writing its checkpoint:
+		// it would never progress, and the run would never end.
+		return configErr("Lease %v must be longer than Checkpoint %v when CheckpointOnRenew is set", c.effectiveLease(), c.Checkpoint)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}

@@ -359,15 +359,19 @@ func TestRunRejectsBadInput(t *testing.T) {
 
 func TestRunRejectsBadConfig(t *testing.T) {
 	for name, mut := range map[string]func(*Config){
-		"no nodes":                 func(c *Config) { c.NodeCount = 0 },
-		"zero interval":            func(c *Config) { c.Interval = 0 },
-		"negative cold":            func(c *Config) { c.ColdStart = -1 },
-		"checkpoint above MaxSpan": func(c *Config) { c.Checkpoint = lease.MaxSpan + 1 },
-		"iteration above MaxSpan":  func(c *Config) { c.Iteration = lease.MaxSpan + 1 },
-		"no quotas":                func(c *Config) { c.Quotas = nil },
-		"zero weight":              func(c *Config) { c.Quotas = map[string]float64{"x": 0} },
-		"negative interval":        func(c *Config) { c.Intervals = []time.Duration{-time.Hour} },
-		"lease within cold start":  func(c *Config) { c.Lease, c.ColdStart = time.Minute, time.Minute },
+		"no nodes":                        func(c *Config) { c.NodeCount = 0 },
+		"zero interval":                   func(c *Config) { c.Interval = 0 },
+		"negative cold":                   func(c *Config) { c.ColdStart = -1 },
+		"checkpoint above MaxSpan":        func(c *Config) { c.Checkpoint = lease.MaxSpan + 1 },
+		"iteration above MaxSpan":         func(c *Config) { c.Iteration = lease.MaxSpan + 1 },
+		"no quotas":                       func(c *Config) { c.Quotas = nil },
+		"zero weight":                     func(c *Config) { c.Quotas = map[string]float64{"x": 0} },
+		"negative interval":               func(c *Config) { c.Intervals = []time.Duration{-time.Hour} },
+		"lease within cold start":         func(c *Config) { c.Lease, c.ColdStart = time.Minute, time.Minute },
+		"default lease within cold start": func(c *Config) { c.Lease, c.ColdStart = 0, DefaultLease },
+		"lease within renewal checkpoint": func(c *Config) {
+			c.Lease, c.Checkpoint, c.CheckpointOnRenew = 5*time.Second, 5*time.Second, true
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := testConfig(1, 8, "x")
