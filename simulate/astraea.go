@@ -146,10 +146,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	if !a.exhaustive && expiring == 0 && !anyFits(s) {
 		return Decision{}, nil
 	}
-	lease := s.Lease
-	if lease <= 0 {
-		lease = DefaultLease
-	}
+	lease := grantedLease(s.Lease)
 	if !a.exhaustive && expiring > 0 {
 		fits, err := a.fitsReleased(s, expGPUs)
 		if err != nil {

@@ -151,11 +151,11 @@ func (c *Config) nodes() ([]placement.Node, error) {
 	return ns, nil
 }
 
-// effectiveLease is the lease ASTRAEA grants: Lease, or DefaultLease when
-// Lease is zero.
-func (c *Config) effectiveLease() time.Duration {
-	if c.Lease > 0 {
-		return c.Lease
+// grantedLease is the lease ASTRAEA grants when configured with lease d:
+// d, or DefaultLease when d is not positive.
+func grantedLease(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
 	return DefaultLease
 }
@@ -172,14 +172,14 @@ func (c *Config) validate() error {
 		return configErr("ColdStart %v must lie in [0, %v]", c.ColdStart, lease.MaxSpan)
 	case c.Iteration < 0 || c.Iteration > lease.MaxSpan:
 		return configErr("Iteration %v must lie in [0, %v]", c.Iteration, lease.MaxSpan)
-	case c.effectiveLease() <= c.ColdStart:
+	case grantedLease(c.Lease) <= c.ColdStart:
 		// A resumed job would spend its whole lease in cold start and could
 		// be preempted at every lease end without ever progressing.
-		return configErr("Lease %v must be longer than ColdStart %v", c.effectiveLease(), c.ColdStart)
-	case c.CheckpointOnRenew && c.effectiveLease() <= c.Checkpoint:
+		return configErr("Lease %v must be longer than ColdStart %v", grantedLease(c.Lease), c.ColdStart)
+	case c.CheckpointOnRenew && grantedLease(c.Lease) <= c.Checkpoint:
 		// A renewed job would spend its whole lease writing its checkpoint:
 		// it would never progress, and the run would never end.
-		return configErr("Lease %v must be longer than Checkpoint %v when CheckpointOnRenew is set", c.effectiveLease(), c.Checkpoint)
+		return configErr("Lease %v must be longer than Checkpoint %v when CheckpointOnRenew is set", grantedLease(c.Lease), c.Checkpoint)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}
