@@ -253,11 +253,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var sums []metrics.Summary
 	withOverheads := o.checkpoint > 0 || o.cold > 0 || o.iteration > 0
 	for _, name := range names {
-		res, err := simulateOnce(cfg, w, cons[name], name, o, stderr)
-		if err != nil {
-			return err
-		}
-		sum := metrics.Summarize(res.Run, metrics.DefaultSummaryConfig())
+		// The twin without overheads runs first and only its summary is
+		// kept, so that one run's per-job results are in memory at a time.
+		var sum0 *metrics.Summary
 		if o.overhead && withOverheads {
 			zero := cfg
 			zero.Checkpoint, zero.ColdStart, zero.Iteration = 0, 0, 0
@@ -265,7 +263,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			if ov, err := metrics.PreemptionOverhead(sum, metrics.Summarize(res0.Run, metrics.DefaultSummaryConfig())); err == nil {
+			s0 := metrics.Summarize(res0.Run, metrics.DefaultSummaryConfig())
+			sum0 = &s0
+		}
+		res, err := simulateOnce(cfg, w, cons[name], name, o, stderr)
+		if err != nil {
+			return err
+		}
+		sum := metrics.Summarize(res.Run, metrics.DefaultSummaryConfig())
+		if sum0 != nil {
+			if ov, err := metrics.PreemptionOverhead(sum, *sum0); err == nil {
 				sum.PreemptionOverhead = &ov
 			}
 		}
