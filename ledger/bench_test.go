@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // cpuTimer reports the CPU nanoseconds per op ("cpu-ns/op") beside the wall
@@ -356,4 +357,49 @@ func BenchmarkEventStartStopHot(b *testing.B) {
 		}
 	}
 	c.stop()
+}
+
+// floorRec stands for a job record in BenchmarkLookupFloor: as large as the
+// ledger's, allocated one by one like it.
+type floorRec struct {
+	on  bool
+	pad [unsafe.Sizeof(job{}) - 1]byte
+}
+
+// BenchmarkLookupFloor is the least an event on a job named by its id can
+// cost at the scale of BenchmarkEventStartStop: find the record in a map
+// keyed by the same ids and write one byte of it, on the same jobs in the
+// same order (all N at random, or the same 1,024 scattered ones). No ledger
+// can do less per event, so the part of BenchmarkEventStartStop's figures
+// that grows from 10k to 100k jobs is measured here, apart from the
+// ledger's own work.
+func BenchmarkLookupFloor(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		ids := make([]JobID, n)
+		recs := make(map[JobID]*floorRec, n)
+		for i := range ids {
+			ids[i] = JobID(fmt.Sprintf("big/%06d", i))
+			recs[ids[i]] = new(floorRec)
+		}
+		run := func(b *testing.B, ids []JobID) {
+			c := startCPU(b)
+			for i := 0; i < b.N; i++ {
+				r, ok := recs[ids[(i*7919)%len(ids)]]
+				if !ok {
+					b.Fatal("unknown id")
+				}
+				r.on = !r.on
+			}
+			c.stop()
+		}
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) { run(b, ids) })
+		b.Run(fmt.Sprintf("jobs=%d/working-set=%d", n, workingSet), func(b *testing.B) {
+			set := rand.New(rand.NewPCG(3, 4)).Perm(n)[:workingSet]
+			sub := make([]JobID, workingSet)
+			for i, k := range set {
+				sub[i] = ids[k]
+			}
+			run(b, sub)
+		})
+	}
 }
