@@ -392,7 +392,7 @@ func (a *Astraea) renewAll(s *State, lease time.Duration) Decision {
 		gs = append(gs, Grant{Job: r.Job.ID, Placement: r.Placement, Lease: lease, Renew: true})
 	}
 	a.grants = gs
-	return Decision{Grants: gs}
+	return Decision{Grants: gs, renewsExpiring: s.plans}
 }
 
 // inPlace is the cluster as a round's Placer without its Clone: the round

@@ -240,6 +240,9 @@ func runExhaustiveToo(t interface {
 	if !reflect.DeepEqual(a.Run, b.Run) {
 		t.Fatalf("trimmed and exhaustive runs differ:\n%+v\n%+v", a.Run.Jobs, b.Run.Jobs)
 	}
+	if a.Stats != b.Stats {
+		t.Fatalf("trimmed and exhaustive runs count differently:\n%+v\n%+v", a.Stats, b.Stats)
+	}
 	return a
 }
 

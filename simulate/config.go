@@ -104,6 +104,10 @@ type Config struct {
 	// and once at the end) with the number of jobs done and the simulated
 	// time. It must not retain the engine's state.
 	Progress func(done int, now time.Time)
+
+	// longWay makes the engine take none of its shortcuts (tests compare
+	// them against it).
+	longWay bool
 }
 
 // DefaultConfig returns the reference configuration on nodes × gpusPerNode

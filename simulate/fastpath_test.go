@@ -350,3 +350,28 @@ func TestPropertyFastPathsOnVariedWorkloads(t *testing.T) {
 		runExhaustiveToo(t, cfg, jobs, o)
 	})
 }
+
+// TestPropertyEngineShortcutsAreExact runs every ASTRAEA variant on varied
+// workloads with the engine's shortcuts (a renewal of every expiring job
+// applied without looking the jobs up) and without them (Config.longWay):
+// results and counts must be identical.
+func TestPropertyEngineShortcutsAreExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg, jobs := genVariedWorkload(t)
+		o := rapid.SampledFrom(astraeaVariants()).Draw(t, "variant")
+		long := cfg
+		long.longWay = true
+		var res [2]*Result
+		for i, c := range []Config{cfg, long} {
+			p, _ := NewAstraea(o)
+			r, err := Run(c, src(jobs...), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
+		}
+		if !reflect.DeepEqual(res[0].Run, res[1].Run) || res[0].Stats != res[1].Stats {
+			t.Fatalf("runs with and without the engine's shortcuts differ:\n%+v\n%+v", res[0].Stats, res[1].Stats)
+		}
+	})
+}

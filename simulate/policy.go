@@ -129,6 +129,11 @@ type Decision struct {
 	// plan is the round ASTRAEA left on the engine's cluster for this
 	// decision (see roundPlan), or nil.
 	plan *roundPlan
+	// renewsExpiring: ASTRAEA, called by the engine itself, renews every
+	// expiring job in place, Grants[i] being State.Expiring[i], and does
+	// nothing else (see renewAll); the engine then skips looking the jobs
+	// up (see applyRenewals).
+	renewsExpiring bool
 }
 
 // Policy decides, at each scheduling tick, which jobs hold GPUs.
