@@ -110,7 +110,10 @@ func (c *Cluster) Check() error {
 	}
 	// Allocations: disjoint, well formed, and exactly the held GPUs.
 	got := map[string][]int{}
-	c.allocs.Ascend(func(e allocEntry) bool {
+	if err := c.allocs.check(); err != nil {
+		return err
+	}
+	c.allocs.all(func(e allocEntry) bool {
 		if e.h != idhash.String(e.r.id) {
 			err = fmt.Errorf("placement: check: allocation %q indexed under a stale hash", e.r.id)
 			return false

@@ -196,14 +196,19 @@ func (a *cowArray[T]) set(tok *cowToken, i int, x T) {
 	for c >= len(a.chunks) {
 		a.chunks = append(a.chunks, &cowChunk[T]{owner: tok})
 	}
-	ch := a.chunks[c]
-	if ch.owner != tok {
-		cp := *ch
-		cp.owner = tok
-		ch = &cp
-		a.chunks[c] = ch
-	}
+	ch := a.chunks[c].mut(tok)
+	a.chunks[c] = ch
 	ch.v[i&(1<<cowChunkBits-1)] = x
+}
+
+// mut returns ch if tok owns it, or else a copy that tok owns.
+func (ch *cowChunk[T]) mut(tok *cowToken) *cowChunk[T] {
+	if ch.owner == tok {
+		return ch
+	}
+	cp := *ch
+	cp.owner = tok
+	return &cp
 }
 
 // clone returns a copy sharing every chunk. O(len/64).
@@ -266,16 +271,13 @@ func (lv *levelIndex) clone() *levelIndex {
 	return out
 }
 
-// allocEntry is an allocation in the index. The allocations are ordered
-// by a 64-bit hash of the id, then by the id itself: a search compares
-// integers held in the entries and reads an id's bytes, which live
-// elsewhere in memory, only for the entry it stops at. An order by id
-// alone compares the ids byte by byte at every step, and ids that share a
-// long prefix (as generated ids do) make each comparison a scan through
-// scattered memory. [Cluster.Allocations], the one reader that wants the
-// id order, sorts. The entry is 16 bytes, the rest of the allocation being
-// in its record, so that the index's nodes are small to search, to shift
-// and to copy when a clone first changes them.
+// allocEntry is an allocation in the index (allocTable), a slot of its hash
+// table: a search compares the 64-bit hashes held in the slots and reads an
+// id's bytes, which live elsewhere in memory, only on a hash match.
+// [Cluster.Allocations], the one reader that wants the id order, sorts. The
+// entry is 16 bytes, the rest of the allocation being in its record, so
+// that the table's leaves are small to copy when a clone first changes
+// them. An empty slot has a nil record.
 type allocEntry struct {
 	h uint64 // idhash.String(r.id)
 	r *allocRec
@@ -331,30 +333,9 @@ func newAllocRec(id string, p Placement) *allocRec {
 	return &allocRec{id: id, p: p.clone()}
 }
 
-// lessAlloc orders by hash, then by id.
-func lessAlloc(a, b allocEntry) bool {
-	if a.h != b.h {
-		return a.h < b.h
-	}
-	return a.r.id < b.r.id
-}
-
-// allocKey returns the search key of allocation id. It points to c.probe,
-// reused by every search so that a search allocates nothing; the caller
-// calls c.unprobe when done.
-func (c *Cluster) allocKey(id string) allocEntry {
-	c.probe.id = id
-	return allocEntry{h: idhash.String(id), r: c.probe}
-}
-
-// unprobe drops the search key's reference to the caller's id.
-func (c *Cluster) unprobe() { c.probe.id = "" }
-
-// getAlloc returns the record of allocation id. O(log allocations).
+// getAlloc returns the record of allocation id. O(1) expected.
 func (c *Cluster) getAlloc(id string) (*allocRec, bool) {
-	e, ok := c.allocs.Get(c.allocKey(id))
-	c.unprobe()
-	return e.r, ok
+	return c.allocs.get(idhash.String(id), id)
 }
 
 // Cluster is the consolidated [Placer]: it tracks which GPU of which node is
@@ -369,18 +350,17 @@ type Cluster struct {
 	tok    *cowToken
 	spread bool
 
-	nodes   *btree.BTreeG[nodeEntry]  // all nodes by id, to their ordinals
-	recs    cowArray[*nodeState]      // node records by ordinal; nil for a removed node
-	nextNod int                       // ordinal of the next new node
-	free    *btree.BTreeG[key]        // (free, id) of nodes that accept placements and have free GPUs
-	caps    *btree.BTreeG[key]        // (gpus, id) of nodes that accept placements
-	domains cowArray[*domainState]    // topology domains by ordinal; nil for a removed domain
-	paths   *btree.BTreeG[pathEntry]  // domain ordinals by path
-	nextOrd int                       // ordinal of the next new domain
-	levels  []*levelIndex             // per topology level, outermost first
-	allocs  *btree.BTreeG[allocEntry] // allocations by id hash, then id
-	probe   *allocRec                 // the record of allocKey's search keys
-	fl      *btree.FreeListG[key]     // shared by the per-domain trees
+	nodes   *btree.BTreeG[nodeEntry] // all nodes by id, to their ordinals
+	recs    cowArray[*nodeState]     // node records by ordinal; nil for a removed node
+	nextNod int                      // ordinal of the next new node
+	free    *btree.BTreeG[key]       // (free, id) of nodes that accept placements and have free GPUs
+	caps    *btree.BTreeG[key]       // (gpus, id) of nodes that accept placements
+	domains cowArray[*domainState]   // topology domains by ordinal; nil for a removed domain
+	paths   *btree.BTreeG[pathEntry] // domain ordinals by path
+	nextOrd int                      // ordinal of the next new domain
+	levels  []*levelIndex            // per topology level, outermost first
+	allocs  allocTable               // allocations by id hash
+	fl      *btree.FreeListG[key]    // shared by the per-domain trees
 
 	// stale[1] lists the domains whose free total (as byFree indexes it)
 	// lags behind their nodes, stale[k] for k ≥ 2 those whose top-k sum
@@ -410,8 +390,6 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		free:   btree.NewG(treeDegree, lessKey),
 		caps:   btree.NewG(treeDegree, lessKey),
 		paths:  btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
-		allocs: btree.NewG(treeDegree, lessAlloc),
-		probe:  new(allocRec),
 		fl:     btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
 	for _, n := range nodes {
@@ -424,13 +402,17 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 }
 
 // Clone returns an independent copy of c, for planning a round without
-// committing it. It costs O(topology levels + (nodes + domains)/64), nodes
-// and domains counted since the first (ordinals are never reused), plus
+// committing it. It costs O(topology levels + (nodes + domains)/64 +
+// slots/4096), nodes and domains counted since the first (ordinals are
+// never reused) and slots being those of the allocation table (between two
+// and four per allocation at the most allocations held so far), plus
 // bringing every domain of c whose top sums lag behind its nodes up to
 // date, for every span (once: further clones of an unchanged c find
 // nothing to do) — the indexes are copy-on-write B-trees, the node and
 // domain records sit in copy-on-write arrays of 64-entry chunks (the clone
-// copies one pointer per chunk), and records are copied lazily, the first
+// copies one pointer per chunk), the allocation table's slots in
+// copy-on-write leaves of 64 and pages of 64 leaves (the clone copies one
+// pointer per page), and records are copied lazily, the first
 // time either cluster changes them — so later mutations of either cluster
 // pay a little more until they have copied what they touch.
 func (c *Cluster) Clone() *Cluster {
@@ -447,8 +429,7 @@ func (c *Cluster) Clone() *Cluster {
 		domains:  c.domains.clone(),
 		paths:    c.paths.Clone(),
 		nextOrd:  c.nextOrd,
-		allocs:   c.allocs.Clone(),
-		probe:    new(allocRec),
+		allocs:   c.allocs.clone(),
 		levels:   make([]*levelIndex, len(c.levels)),
 		fl:       c.fl,
 		capacity: c.capacity,
@@ -528,8 +509,8 @@ func (c *Cluster) Nodes() iter.Seq[NodeInfo] {
 	}
 }
 
-// Allocation returns the placement held by allocation id. O(log allocations
-// + size of the placement).
+// Allocation returns the placement held by allocation id. O(1) expected
+// (a hash table lookup) + size of the placement.
 func (c *Cluster) Allocation(id string) (Placement, bool) {
 	r, ok := c.getAlloc(id)
 	if !ok {
@@ -540,7 +521,7 @@ func (c *Cluster) Allocation(id string) (Placement, bool) {
 
 // Holds reports whether allocation id holds exactly placement p: the
 // check [Cluster.Allocation] allows without copying the placement.
-// O(log allocations + GPUs of p).
+// O(1) expected + GPUs of p.
 func (c *Cluster) Holds(id string, p Placement) bool {
 	r, ok := c.getAlloc(id)
 	return ok && r.p.Equal(p)
@@ -551,10 +532,9 @@ func (c *Cluster) Holds(id string, p Placement) bool {
 func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 	return func(yield func(string, Placement) bool) {
 		rs := make([]*allocRec, 0, c.allocs.Len())
-		c.allocs.Ascend(func(e allocEntry) bool {
+		for e := range c.allocs.all {
 			rs = append(rs, e.r)
-			return true
-		})
+		}
 		slices.SortFunc(rs, func(a, b *allocRec) int { return strings.Compare(a.id, b.id) })
 		for _, r := range rs {
 			if !yield(r.id, r.p.clone()) {

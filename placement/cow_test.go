@@ -6,7 +6,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/google/btree"
 	"pgregory.net/rapid"
 )
 
@@ -31,33 +30,32 @@ func TestPropertyKeyOrderIsIDOrder(t *testing.T) {
 	})
 }
 
-// The allocation index orders by id hash, then by id: entries whose hashes
-// are equal (a collision, forced here) are still ordered, totally, by id,
-// and an id is found exactly when it was stored.
-func TestPropertyAllocOrderBreaksHashTiesByID(t *testing.T) {
+// The allocation index tells ids apart by the ids themselves: entries
+// whose hashes are equal (a collision, forced here) are each found exactly
+// when stored, and the table holds one entry per distinct id.
+func TestPropertyAllocTableBreaksHashTiesByID(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ids := rapid.SliceOfNDistinct(rapid.StringN(0, 20, -1), 1, 30, rapid.ID[string]).Draw(t, "ids")
-		tr := btree.NewG(4, lessAlloc)
+		var tab allocTable
+		tok := new(cowToken)
 		entry := func(id string) allocEntry { return allocEntry{h: uint64(len(id) % 2), r: &allocRec{id: id}} }
 		for _, id := range ids[1:] {
-			tr.ReplaceOrInsert(entry(id))
+			if !tab.insert(tok, entry(id)) {
+				t.Fatalf("insert(%q) found a duplicate", id)
+			}
 		}
-		if tr.Len() != len(ids)-1 {
-			t.Fatalf("%d entries for %d distinct ids", tr.Len(), len(ids)-1)
+		if tab.Len() != len(ids)-1 {
+			t.Fatalf("%d entries for %d distinct ids", tab.Len(), len(ids)-1)
 		}
 		for i, id := range ids {
-			if _, ok := tr.Get(entry(id)); ok != (i > 0) {
-				t.Fatalf("Get(%q) = %t, stored %t", id, ok, i > 0)
+			e := entry(id)
+			if r, ok := tab.get(e.h, id); ok != (i > 0) || ok && r.id != id {
+				t.Fatalf("get(%q) = %v, %t, stored %t", id, r, ok, i > 0)
 			}
 		}
-		var prev *allocEntry
-		tr.Ascend(func(e allocEntry) bool {
-			if prev != nil && (prev.h > e.h || prev.h == e.h && prev.r.id >= e.r.id) {
-				t.Fatalf("%q (hash %d) before %q (hash %d)", prev.r.id, prev.h, e.r.id, e.h)
-			}
-			prev = &e
-			return true
-		})
+		if err := tab.check(); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 

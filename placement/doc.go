@@ -89,11 +89,13 @@
 // sum of a domain they touch is recomputed only when a decision for k
 // nodes next needs it, at O(k + log n + log domains), so a domain changed
 // many times in between pays once, and only for the spans asked for (a
-// Clone brings all of them up to date, once). Clone is O(levels +
-// (nodes + domains)/64), counting every node and domain ever added; the
-// first changes after a Clone also copy the B-tree nodes on their paths
-// and the 64-entry chunks of records they touch (tens of kilobytes), later
-// ones do not. A placement handed back by Release is the caller's: it is
+// Clone brings all of them up to date, once). Allocations are found by id
+// in a hash table, O(1) expected per lookup, insert or delete. Clone is
+// O(levels + (nodes + domains)/64 + allocation slots/4096), counting every
+// node and domain ever added; the first changes after a Clone also copy
+// the B-tree nodes on their paths, the 64-entry chunks of records and the
+// leaves and pages of the allocation table they touch (tens of kilobytes),
+// later ones do not. A placement handed back by Release is the caller's: it is
 // a copy when a clone may still hold the allocation.
 //
 // # Concurrency

@@ -248,14 +248,10 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 }
 
 // store records r, whose placement no caller holds, as allocation r.id,
-// or fails with ErrDuplicateAllocation and changes nothing. One search of
-// the allocations both checks the id and stores it; a duplicate found this
-// way is put back at once.
+// or fails with ErrDuplicateAllocation and changes nothing. O(1) expected.
 func (c *Cluster) store(r *allocRec) error {
 	r.owner = c.tok
-	e := allocEntry{h: idhash.String(r.id), r: r}
-	if old, dup := c.allocs.ReplaceOrInsert(e); dup {
-		c.allocs.ReplaceOrInsert(old)
+	if !c.allocs.insert(c.tok, allocEntry{h: idhash.String(r.id), r: r}) {
 		return &Error{Op: "allocate", Allocation: r.id, Err: ErrDuplicateAllocation}
 	}
 	return nil
@@ -350,8 +346,7 @@ func (c *Cluster) validate(p Placement, nodes []nodeEntry, fail func(node string
 // released. O(s log n + GPUs) for a placement on s nodes, plus a copy of
 // the placement if c was cloned since the allocation was made.
 func (c *Cluster) Release(id string) (Placement, error) {
-	e, ok := c.allocs.Delete(c.allocKey(id))
-	c.unprobe()
+	e, ok := c.allocs.delete(c.tok, idhash.String(id), id)
 	if !ok {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
@@ -421,7 +416,7 @@ const maxLookNodes = 8
 // long way to answer, when a listed allocation is unknown, listed twice or
 // not held, when its GPUs span more than maxLookNodes nodes or sit on a
 // node of more than 64 GPUs, or when no single node fits. O(s log n +
-// log allocations per id + L log n) for the s slots of the listed
+// L log n), plus an O(1) expected lookup per id, for the s slots of the listed
 // allocations, over at most L ≤ maxLookNodes + 1 keys scanned.
 func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 	if demand <= 0 {

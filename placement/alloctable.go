@@ -1,0 +1,246 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The allocation index is a hash table with open addressing and linear
+// probing, keyed by the 64-bit hash of the allocation id (idhash.String),
+// whose slots are copy-on-write: 64 slots to a leaf, 64 leaves to a page.
+// A clone copies the list of pages, one pointer per 4,096 slots, and a
+// change copies at most one page of pointers and one leaf of slots that a
+// clone still shares. Unlike an ordered tree it moves no entries on insert
+// (a delete moves back the few entries of its probe run), so an insert or
+// delete costs O(1) expected — a hash, a few slot reads — instead of a
+// search through O(log a) nodes and a shift of a node's entries.
+const (
+	leafBits = cowChunkBits // slots per leaf: 64
+	pageBits = cowChunkBits // leaves per page: 64
+	slotMask = 1<<leafBits - 1
+	leafMask = 1<<pageBits - 1
+
+	// minAllocSlots is the capacity of a table's first growth: one leaf.
+	minAllocSlots = 1 << leafBits
+)
+
+// allocLeaf holds 64 slots; an empty slot has a nil record.
+type allocLeaf = cowChunk[allocEntry]
+
+// allocPage holds 64 leaves; a nil leaf is 64 empty slots.
+type allocPage = cowChunk[*allocLeaf]
+
+// allocTable maps allocation ids to their records. Its capacity, a power of
+// two, doubles when an insert would fill more than half the slots, so that
+// probe runs stay short; it never shrinks. The zero table is empty.
+type allocTable struct {
+	pages []*allocPage // capacity / 4096 pages, at least one once grown
+	mask  uint64       // capacity − 1; 0 before the first insert
+	n     int          // entries
+}
+
+// Len returns the number of entries. O(1).
+func (t *allocTable) Len() int { return t.n }
+
+// clone returns a copy sharing every page and leaf. O(capacity / 4096).
+func (t *allocTable) clone() allocTable {
+	return allocTable{pages: slices.Clone(t.pages), mask: t.mask, n: t.n}
+}
+
+// leaf returns the leaf holding slot i, or nil if it is empty (or the table
+// has no slot yet).
+func (t *allocTable) leaf(i uint64) *allocLeaf {
+	if t.pages == nil {
+		return nil
+	}
+	return t.pages[i>>(leafBits+pageBits)].v[(i>>leafBits)&leafMask]
+}
+
+// at returns slot i.
+func (t *allocTable) at(i uint64) allocEntry {
+	if l := t.leaf(i); l != nil {
+		return l.v[i&slotMask]
+	}
+	return allocEntry{}
+}
+
+// set makes e slot i, copying its page and leaf first unless tok owns them.
+func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
+	pi := i >> (leafBits + pageBits)
+	p := t.pages[pi].mut(tok)
+	t.pages[pi] = p
+	li := (i >> leafBits) & leafMask
+	l := p.v[li]
+	if l == nil {
+		if e.r == nil {
+			return // already empty
+		}
+		l = &allocLeaf{owner: tok}
+	}
+	l = l.mut(tok)
+	p.v[li] = l
+	l.v[i&slotMask] = e
+}
+
+// find returns the slot of id (hash h) and true, or the empty slot that
+// ends its probe run and false. The table has at least one slot.
+func (t *allocTable) find(h uint64, id string) (uint64, bool) {
+	i := h & t.mask
+	for {
+		// Read a leaf's slots in a row, without going through the
+		// page for each.
+		l := t.leaf(i)
+		if l == nil {
+			return i, false
+		}
+		for {
+			e := &l.v[i&slotMask]
+			if e.r == nil {
+				return i, false
+			}
+			if e.h == h && e.r.id == id {
+				return i, true
+			}
+			i = (i + 1) & t.mask
+			if i&slotMask == 0 {
+				break // next leaf
+			}
+		}
+	}
+}
+
+// get returns the record of id, whose hash is h. O(1) expected.
+func (t *allocTable) get(h uint64, id string) (*allocRec, bool) {
+	if t.n == 0 {
+		return nil, false
+	}
+	i, ok := t.find(h, id)
+	if !ok {
+		return nil, false
+	}
+	return t.at(i).r, true
+}
+
+// insert stores e unless an entry with its id is there already, and
+// reports whether it did; tok owns what it copies. O(1) expected
+// (amortized over the doublings, each O(capacity)).
+func (t *allocTable) insert(tok *cowToken, e allocEntry) bool {
+	if t.n > 0 {
+		if _, dup := t.find(e.h, e.r.id); dup {
+			return false
+		}
+	}
+	if uint64(t.n+1)*2 > t.mask+1 {
+		t.grow(tok)
+	}
+	i, _ := t.find(e.h, e.r.id)
+	t.set(tok, i, e)
+	t.n++
+	return true
+}
+
+// grow doubles the capacity (or makes the first leaf) and stores every
+// entry again. O(capacity).
+func (t *allocTable) grow(tok *cowToken) {
+	old := *t
+	size := uint64(minAllocSlots)
+	if old.pages != nil {
+		size = 2 * (old.mask + 1)
+	}
+	pages := max(size>>(leafBits+pageBits), 1)
+	*t = allocTable{pages: make([]*allocPage, pages), mask: size - 1}
+	for i := range t.pages {
+		t.pages[i] = &allocPage{owner: tok}
+	}
+	for e := range old.all {
+		i, _ := t.find(e.h, e.r.id)
+		t.set(tok, i, e)
+	}
+	t.n = old.n
+}
+
+// delete removes the entry of id, whose hash is h, and returns it. The
+// entries after it in its probe run move back (backward-shift deletion),
+// so that no tombstone is left and every entry stays reachable from its
+// home slot. O(1) expected.
+func (t *allocTable) delete(tok *cowToken, h uint64, id string) (allocEntry, bool) {
+	if t.n == 0 {
+		return allocEntry{}, false
+	}
+	i, ok := t.find(h, id)
+	if !ok {
+		return allocEntry{}, false
+	}
+	out := t.at(i)
+	for j := (i + 1) & t.mask; ; j = (j + 1) & t.mask {
+		e := t.at(j)
+		if e.r == nil {
+			break
+		}
+		// e may fill the hole at i unless its home slot lies cyclically
+		// after i and at or before j.
+		home := e.h & t.mask
+		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+			t.set(tok, i, e)
+			i = j
+		}
+	}
+	t.set(tok, i, allocEntry{})
+	t.n--
+	return out, true
+}
+
+// all yields every entry, in slot order. O(capacity).
+func (t *allocTable) all(yield func(allocEntry) bool) {
+	for _, p := range t.pages {
+		for _, l := range p.v {
+			if l == nil {
+				continue
+			}
+			for _, e := range l.v {
+				if e.r != nil && !yield(e) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// check verifies the table's invariants: the count, a capacity with room to
+// spare, and every entry reachable from its home slot with no empty slot
+// in between, its id stored once. O(capacity · probe run).
+func (t *allocTable) check() error {
+	size := t.mask + 1
+	if t.pages == nil {
+		if t.n != 0 || t.mask != 0 {
+			return fmt.Errorf("placement: check: allocation table without slots counts %d entries", t.n)
+		}
+		return nil
+	}
+	if size&t.mask != 0 || size < minAllocSlots || uint64(len(t.pages)) != max(size>>(leafBits+pageBits), 1) {
+		return fmt.Errorf("placement: check: allocation table of %d slots in %d pages", size, len(t.pages))
+	}
+	if uint64(t.n)*2 > size {
+		return fmt.Errorf("placement: check: allocation table holds %d entries in %d slots", t.n, size)
+	}
+	n := 0
+	for i := range size {
+		e := t.at(i)
+		if e.r == nil {
+			continue
+		}
+		n++
+		for j := e.h & t.mask; j != i; j = (j + 1) & t.mask {
+			if t.at(j).r == nil {
+				return fmt.Errorf("placement: check: allocation %q in slot %d is cut off from its home slot %d", e.r.id, i, e.h&t.mask)
+			}
+		}
+		if k, ok := t.find(e.h, e.r.id); !ok || k != i {
+			return fmt.Errorf("placement: check: allocation %q stored twice", e.r.id)
+		}
+	}
+	if n != t.n {
+		return fmt.Errorf("placement: check: allocation table counts %d entries, holds %d", t.n, n)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package placement
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/astraea-sched/astraea/internal/idhash"
+	"pgregory.net/rapid"
+)
+
+// allocTwin is an allocation table with its token and the ids it must hold.
+type allocTwin struct {
+	tab  allocTable
+	tok  *cowToken
+	want map[string]bool
+}
+
+// The allocation table against a map: inserts, duplicate inserts, deletes
+// and lookups on tables and their clones (which share pages and leaves
+// until one of them writes), with hashes that are spread, that collide in
+// a few home slots, or that sit at the end of the table so that probe runs
+// wrap around; every table keeps its own entries and its invariants
+// (allocTable.check) after every step. Bulk inserts grow tables past one
+// page of slots (with spread hashes) or make long probe runs.
+func TestPropertyAllocTable(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		mode := rapid.IntRange(0, 2).Draw(t, "hash mode")
+		hash := func(id string) uint64 {
+			h := idhash.String(id)
+			switch mode {
+			case 1:
+				return h & 3
+			case 2:
+				return ^uint64(0) - h&3
+			}
+			return h
+		}
+		id := rapid.Custom(func(t *rapid.T) string { return fmt.Sprintf("job-%d", rapid.IntRange(0, 40).Draw(t, "id")) })
+		ts := []*allocTwin{{tok: new(cowToken), want: map[string]bool{}}}
+		insert := func(x *allocTwin, s string) {
+			ok := x.tab.insert(x.tok, allocEntry{h: hash(s), r: &allocRec{id: s}})
+			if ok == x.want[s] {
+				t.Fatalf("insert(%q) = %t, held %t", s, ok, x.want[s])
+			}
+			x.want[s] = true
+		}
+		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
+			x := ts[rapid.IntRange(0, len(ts)-1).Draw(t, "table")]
+			switch op := rapid.IntRange(0, 9).Draw(t, "op"); {
+			case op < 4:
+				insert(x, id.Draw(t, "insert"))
+			case op < 7:
+				s := id.Draw(t, "delete")
+				e, ok := x.tab.delete(x.tok, hash(s), s)
+				if ok != x.want[s] || ok && e.r.id != s {
+					t.Fatalf("step %d: delete(%q) = %v, %t, held %t", step, s, e.r, ok, x.want[s])
+				}
+				delete(x.want, s)
+			case op < 9 && len(ts) < 4:
+				// As Cluster.Clone does: both sides take new tokens, so
+				// that neither writes to what the other still reads.
+				y := &allocTwin{tab: x.tab.clone(), tok: new(cowToken), want: map[string]bool{}}
+				for s := range x.want {
+					y.want[s] = true
+				}
+				x.tok = new(cowToken)
+				ts = append(ts, y)
+			default:
+				// Past one page (2,049 entries) with spread hashes; a
+				// few hundred in one long probe run otherwise.
+				sizes := []int{10, 100, 2100}
+				if mode != 0 {
+					sizes[2] = 300
+				}
+				for i := range rapid.SampledFrom(sizes).Draw(t, "bulk") {
+					if s := fmt.Sprintf("bulk-%d", i); !x.want[s] {
+						insert(x, s)
+					}
+				}
+			}
+			for i, y := range ts {
+				if err := y.tab.check(); err != nil {
+					t.Fatalf("step %d: table %d: %v", step, i, err)
+				}
+				if y.tab.Len() != len(y.want) {
+					t.Fatalf("step %d: table %d holds %d entries, want %d", step, i, y.tab.Len(), len(y.want))
+				}
+				for k := range 41 {
+					s := fmt.Sprintf("job-%d", k)
+					if r, ok := y.tab.get(hash(s), s); ok != y.want[s] || ok && r.id != s {
+						t.Fatalf("step %d: table %d: get(%q) = %v, %t, held %t", step, i, s, r, ok, y.want[s])
+					}
+				}
+				n := 0
+				for e := range y.tab.all {
+					if !y.want[e.r.id] {
+						t.Fatalf("step %d: table %d yields %q, not held", step, i, e.r.id)
+					}
+					n++
+				}
+				if n != len(y.want) {
+					t.Fatalf("step %d: table %d yields %d entries, want %d", step, i, n, len(y.want))
+				}
+			}
+		}
+	})
+}
