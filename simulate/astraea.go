@@ -362,14 +362,12 @@ func (a *Astraea) freeView(s *State, credits []tenantCredit, released func(*tena
 		if released != nil && !released(&credits[slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })]) {
 			continue
 		}
-		for _, sl := range r.Placement.Slots {
-			gains = addGain(gains, sl.Node, len(sl.GPUs))
-		}
+		gains = addSlots(gains, s.nodes, r)
 	}
 	a.gains = gains
 	v := freeView{largest: s.Cluster.LargestFree(), total: s.Cluster.Free()}
 	for _, g := range gains {
-		v.largest = max(v.largest, s.nodes.free[g.node]+g.gpus)
+		v.largest = max(v.largest, s.nodes.freeAt(g.ix)+g.gpus)
 		v.total += g.gpus
 	}
 	return v
@@ -463,26 +461,42 @@ func (p *inPlace) move(q placement.Placement, sign int) {
 		return
 	}
 	for _, sl := range q.Slots {
-		p.moved = addGain(p.moved, sl.Node, sign*len(sl.GPUs))
+		p.moved = addGain(p.moved, sl.Node, p.nodes.index(sl.Node), sign*len(sl.GPUs))
 	}
 }
 
-// addGain adds gpus to node's entry of gains (made on first sight).
-func addGain(gains []nodeGain, node string, gpus int) []nodeGain {
-	i := slices.IndexFunc(gains, func(g nodeGain) bool { return g.node == node })
-	if i < 0 {
-		return append(gains, nodeGain{node: node, gpus: gpus})
+// addGain adds gpus to node's entry of gains (made on first sight); ix is
+// its number in the engine's free counts, or −1 where there are none (the
+// node's name is then its key).
+func addGain(gains []nodeGain, node string, ix int32, gpus int) []nodeGain {
+	for i := range gains {
+		if g := &gains[i]; g.ix == ix && (ix >= 0 || g.node == node) {
+			g.gpus += gpus
+			return gains
+		}
 	}
-	gains[i].gpus += gpus
+	return append(gains, nodeGain{node: node, ix: ix, gpus: gpus})
+}
+
+// addSlots adds the GPUs of each of js's slots to its node's entry of
+// gains, by the nodes' numbers in n (nil: by their names).
+func addSlots(gains []nodeGain, n *nodeFree, js *JobState) []nodeGain {
+	for k, sl := range js.Placement.Slots {
+		ix := int32(-1)
+		if n != nil {
+			ix = n.slotNode(js, k)
+		}
+		gains = addGain(gains, sl.Node, ix, len(sl.GPUs))
+	}
 	return gains
 }
 
-// nodeFree returns node's free GPUs now: the engine's count at the start of
-// the round plus what the round moved.
-func (p *inPlace) nodeFree(node string) int {
-	f := p.nodes.free[node]
+// nodeFree returns the free GPUs now of g's node: the engine's count at
+// the start of the round plus what the round moved.
+func (p *inPlace) nodeFree(g nodeGain) int {
+	f := p.nodes.freeAt(g.ix)
 	for _, m := range p.moved {
-		if m.node == node {
+		if m.ix == g.ix && (g.ix >= 0 || m.node == g.node) {
 			f += m.gpus
 		}
 	}
@@ -496,7 +510,7 @@ func (p *inPlace) nodeFree(node string) int {
 func (p *inPlace) noFit(d int, gains []nodeGain, into *placement.NoFitError) error {
 	largest, total := p.c.LargestFree(), p.c.Free()
 	for _, g := range gains {
-		largest = max(largest, p.nodeFree(g.node)+g.gpus)
+		largest = max(largest, p.nodeFree(g)+g.gpus)
 		total += g.gpus
 	}
 	maxNodes := 1
@@ -552,9 +566,7 @@ func (p *inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error)
 		for _, id := range ids {
 			for _, r := range p.exp {
 				if r.Job.ID == id {
-					for _, sl := range r.Placement.Slots {
-						gains = addGain(gains, sl.Node, len(sl.GPUs))
-					}
+					gains = addSlots(gains, p.nodes, r)
 					known++
 					break
 				}
@@ -669,7 +681,7 @@ func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
 	largest, free := c.LargestFree(), c.Free()
 	for _, g := range a.nodeGains(s) {
 		if s.nodes != nil {
-			largest = max(largest, s.nodes.free[g.node]+g.gpus)
+			largest = max(largest, s.nodes.freeAt(g.ix)+g.gpus)
 			free += g.gpus
 			continue
 		}
@@ -705,9 +717,7 @@ func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
 func (a *Astraea) nodeGains(s *State) []nodeGain {
 	gains := a.gains[:0]
 	for _, r := range s.Expiring {
-		for _, sl := range r.Placement.Slots {
-			gains = addGain(gains, sl.Node, len(sl.GPUs))
-		}
+		gains = addSlots(gains, s.nodes, r)
 	}
 	a.gains = gains
 	return gains
@@ -716,6 +726,7 @@ func (a *Astraea) nodeGains(s *State) []nodeGain {
 // nodeGain is the GPUs a node would gain if the expiring jobs let go.
 type nodeGain struct {
 	node string
+	ix   int32 // its number in the engine's free counts, −1 without them
 	gpus int
 }
 
@@ -1120,7 +1131,7 @@ func (t *trimmer) perNode(n *nodeFree, gains []nodeGain) {
 	t.hist = append(t.hist[:0], n.hist...)
 	t.largest = n.largest
 	for _, g := range gains {
-		f := n.free[g.node]
+		f := n.freeAt(g.ix)
 		t.hist[f]--
 		t.hist[f+g.gpus]++
 	}

@@ -61,7 +61,8 @@ type job struct {
 	prog    lease.Progress
 	startAt time.Duration // while starting: when it will start holding
 
-	listed bool // in the engine's list of expired leases this tick
+	runIx  int32 // its place in a loose running set (see runSet)
+	listed bool  // in the engine's list of expired leases this tick
 	// marks of apply: equal to the engine's stamp when the current decision
 	// preempts, grants or renews the job
 	stopMark, grantMark, renewMark uint64
@@ -235,6 +236,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	e.demandCount = make(map[int]int)
 	_, e.blind = p.(ProgressBlind)
 	_, e.plans = p.(*Astraea)
+	e.running.loose = e.plans && !cfg.longWay
 	if cfg.CheckEvery <= 0 {
 		e.cfg.CheckEvery = DefaultCheckEvery
 	}
@@ -696,7 +698,11 @@ func (e *engine) leaveCluster(j *job) error {
 			return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
 		}
 	}
-	e.nodes.change(p, +1)
+	ixs := j.st.slotNodes
+	if !samePlacement(p, j.st.Placement) {
+		ixs = nil // the cluster's answer, whose slots they do not number
+	}
+	e.nodes.change(p, ixs, +1)
 	e.running.remove(j)
 	return nil
 }
@@ -832,13 +838,19 @@ func (e *engine) check() error {
 	if err := e.cluster.Check(); err != nil {
 		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
 	}
-	if !slices.IsSortedFunc(e.running.states, compareJobs) {
+	if !e.running.loose && !slices.IsSortedFunc(e.running.states, compareJobs) {
 		return fmt.Errorf("%w: the running set is out of order", ErrInvariant)
 	}
 	var used int
-	for _, s := range e.running.states {
+	for i, s := range e.running.states {
 		if s.eng == nil || &s.eng.st != s || e.jobs[s.Job.ID] != s.eng {
 			return fmt.Errorf("%w: running job %s does not lead to its record", ErrInvariant, s.Job.ID)
+		}
+		if e.running.loose && int(s.eng.runIx) != i {
+			return fmt.Errorf("%w: running job %s is at %d of the running set, its record says %d", ErrInvariant, s.Job.ID, i, s.eng.runIx)
+		}
+		if (len(s.slotNodes) > 0 || !e.cfg.longWay) && !slices.Equal(s.slotNodes, e.nodes.slotNodes(s.Placement, nil)) {
+			return fmt.Errorf("%w: running job %s keeps the nodes %v of its slots, they are %v", ErrInvariant, s.Job.ID, s.slotNodes, e.nodes.slotNodes(s.Placement, nil))
 		}
 		used += s.Placement.GPUs()
 		if s.Placement.GPUs() != s.Job.GPUs {
@@ -849,7 +861,7 @@ func (e *engine) check() error {
 		return fmt.Errorf("%w: running jobs hold %d GPUs and %d are free, of %d", ErrInvariant, used, free, e.capacity)
 	}
 	for n := range e.cluster.Nodes() {
-		if f := e.nodes.free[n.ID]; f != n.Free {
+		if f := e.nodes.freeAt(e.nodes.index(n.ID)); f != n.Free {
 			return fmt.Errorf("%w: node %s has %d free GPUs, the engine counts %d", ErrInvariant, n.ID, n.Free, f)
 		}
 	}

@@ -48,7 +48,7 @@ func drawRunning(t *rapid.T, s *State) []string {
 			t.Fatal(err)
 		}
 		if s.nodes != nil {
-			s.nodes.change(p, -1)
+			s.nodes.change(p, nil, -1)
 		}
 		ids = append(ids, id)
 		if rapid.Bool().Draw(t, "expiring") {
@@ -104,7 +104,7 @@ func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 		// reading the nodes from the cluster.
 		s.nodes = newNodeFree(nodes)
 		for _, p := range before {
-			s.nodes.change(p, -1)
+			s.nodes.change(p, nil, -1)
 		}
 		if got, err := a.fitsReleased(s, expGPUs); err != nil || got != want {
 			t.Fatalf("fitsReleased with free counts = %v (%v), releasing and asking the cluster says %v (demands %v)", got, err, want, s.PendingDemands)
@@ -353,8 +353,9 @@ func TestPropertyFastPathsOnVariedWorkloads(t *testing.T) {
 
 // TestPropertyEngineShortcutsAreExact runs every ASTRAEA variant on varied
 // workloads with the engine's shortcuts (a renewal of every expiring job
-// applied without looking the jobs up) and without them (Config.longWay):
-// results and counts must be identical.
+// applied without looking the jobs up; running jobs' node numbers kept
+// with their states; the running set in no particular order) and without
+// them (Config.longWay): results and counts must be identical.
 func TestPropertyEngineShortcutsAreExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg, jobs := genVariedWorkload(t)

@@ -53,11 +53,15 @@ type JobState struct {
 	tenant int32
 	// eng is the engine's record of the job, whose state this is.
 	eng *job
+	// slotNodes are the numbers of Placement's slots' nodes in the
+	// engine's free counts (see nodeFree) while the job runs.
+	slotNodes []int32
 }
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running
 // jobs (allocation id = job ID); a policy that plans must Clone it. Pending and
-// Running are sorted by (Submit, ID).
+// Running are sorted by (Submit, ID) (Running is in no particular order for
+// the ASTRAEA policy itself, which never reads it: see runSet).
 type State struct {
 	Now      time.Time
 	Interval time.Duration

@@ -270,6 +270,7 @@ func (e *engine) preempt(j *job) error {
 	j.phase = phPending
 	j.st.Status = Pending
 	j.st.Placement = placement.Placement{}
+	j.st.slotNodes = j.st.slotNodes[:0]
 	j.st.LeaseEnd = time.Time{}
 	j.progressed(at)
 	e.addPending(j)
@@ -368,7 +369,10 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 			return e.badDecision(g.Job, "allocation failed: %v", err)
 		}
 	}
-	e.nodes.change(p, -1)
+	if !e.cfg.longWay {
+		j.st.slotNodes = e.nodes.slotNodes(p, j.st.slotNodes)
+	}
+	e.nodes.change(p, j.st.slotNodes, -1)
 	e.removePending(j)
 	j.st.Status = Running
 	j.st.Placement = p
