@@ -102,7 +102,17 @@ func (c *Cluster) Check() error {
 		return fmt.Errorf("placement: check: capacity/free/used %d/%d/%d, recomputed %d/%d/%d",
 			c.capacity, c.freeGPUs, c.used, capacity, free, used)
 	}
-	if err := sameKeysUnordered("free index", c.free, wantFree); err != nil {
+	// The free-capacity index as it stands, or as the next read will
+	// build it (built aside here: Check does not change the cluster).
+	fx := &c.fx
+	if !fx.valid {
+		fx = new(freeIndex)
+		fx.build(c)
+	}
+	if err := fx.check(c); err != nil {
+		return err
+	}
+	if err := sameKeysUnordered("free index", fx, wantFree); err != nil {
 		return err
 	}
 	if err := sameKeysUnordered("capacity index", c.caps, wantCaps); err != nil {
@@ -209,12 +219,18 @@ func (c *Cluster) Check() error {
 	return nil
 }
 
-func sameKeysUnordered(what string, t *btree.BTreeG[key], want []key) error {
+func sameKeysUnordered(what string, t ascender[key], want []key) error {
 	return sameItems(what, t, want, lessKey)
 }
 
+// ascender is an ordered set: a B-tree, or the free-capacity index.
+type ascender[T any] interface {
+	Len() int
+	Ascend(iterator btree.ItemIteratorG[T])
+}
+
 // sameItems reports whether t holds exactly want, in any order.
-func sameItems[T comparable](what string, t *btree.BTreeG[T], want []T, less func(a, b T) bool) error {
+func sameItems[T comparable](what string, t ascender[T], want []T, less func(a, b T) bool) error {
 	slices.SortFunc(want, func(a, b T) int {
 		if less(a, b) {
 			return -1

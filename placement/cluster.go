@@ -353,7 +353,7 @@ type Cluster struct {
 	nodes   *btree.BTreeG[nodeEntry] // all nodes by id, to their ordinals
 	recs    cowArray[*nodeState]     // node records by ordinal; nil for a removed node
 	nextNod int                      // ordinal of the next new node
-	free    *btree.BTreeG[key]       // (free, id) of nodes that accept placements and have free GPUs
+	fx      freeIndex                // (free, id) of nodes that accept placements and have free GPUs; read through freeIdx
 	caps    *btree.BTreeG[key]       // (gpus, id) of nodes that accept placements
 	domains cowArray[*domainState]   // topology domains by ordinal; nil for a removed domain
 	paths   *btree.BTreeG[pathEntry] // domain ordinals by path
@@ -387,7 +387,6 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		tok:    new(cowToken),
 		spread: cfg.spread,
 		nodes:  btree.NewG(treeDegree, func(a, b nodeEntry) bool { return a.id < b.id }),
-		free:   btree.NewG(treeDegree, lessKey),
 		caps:   btree.NewG(treeDegree, lessKey),
 		paths:  btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
 		fl:     btree.NewFreeListG[key](btree.DefaultFreeListSize),
@@ -403,9 +402,11 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 
 // Clone returns an independent copy of c, for planning a round without
 // committing it. It costs O(topology levels + (nodes + domains)/64 +
-// slots/4096), nodes and domains counted since the first (ordinals are
-// never reused) and slots being those of the allocation table (between two
-// and four per allocation at the most allocations held so far), plus
+// slots/4096 + largest free count), nodes and domains counted since the
+// first (ordinals are never reused) and slots being those of the
+// allocation table (between two and four per allocation at the most
+// allocations held so far), plus the rebuild of the free-capacity index if
+// a node was added or removed since it was last read, plus
 // bringing every domain of c whose top sums lag behind its nodes up to
 // date, for every span (once: further clones of an unchanged c find
 // nothing to do) — the indexes are copy-on-write B-trees, the node and
@@ -417,12 +418,12 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 // pay a little more until they have copied what they touch.
 func (c *Cluster) Clone() *Cluster {
 	c.refresh()           // so that neither copy inherits stale domains
+	fx := c.freeIdx()     // built, if it must be, before its sets are shared
 	c.tok = new(cowToken) // records shared from now on belong to neither
 	out := &Cluster{
 		tok:      new(cowToken),
 		spread:   c.spread,
 		nodes:    c.nodes.Clone(),
-		free:     c.free.Clone(),
 		caps:     c.caps.Clone(),
 		recs:     c.recs.clone(),
 		nextNod:  c.nextNod,
@@ -439,6 +440,7 @@ func (c *Cluster) Clone() *Cluster {
 	for i, lv := range c.levels {
 		out.levels[i] = lv.clone()
 	}
+	out.fx = fx.clone(&out.recs)
 	// One small array for the copy's first lag lists, rather than one per
 	// list: a clone that changes a few nodes then makes one allocation.
 	const room = 4
@@ -461,10 +463,19 @@ func (c *Cluster) Free() int { return c.freeGPUs }
 func (c *Cluster) Used() int { return c.used }
 
 // LargestFree returns the most free GPUs on a single node that accepts
-// placements: the largest demand that fits on one node. O(log n).
-func (c *Cluster) LargestFree() int {
-	k, _ := c.free.Max()
-	return k.n
+// placements: the largest demand that fits on one node. O(largest
+// count/64), after an O(n) rebuild of the free-capacity index if a node was
+// added or removed since it was last read.
+func (c *Cluster) LargestFree() int { return c.freeIdx().largest() }
+
+// freeIdx returns the free-capacity index, built first if a node was added
+// or removed since it was last read. O(1), or O(n + counts·n/4,096) to
+// build.
+func (c *Cluster) freeIdx() *freeIndex {
+	if !c.fx.valid {
+		c.fx.build(c)
+	}
+	return &c.fx
 }
 
 // Len returns the number of nodes. O(1).
@@ -569,7 +580,9 @@ func validateNode(n Node) error {
 }
 
 // AddNode adds a free node. It fails with ErrInvalidNode or
-// ErrDuplicateNode. O(log n + levels·log domains).
+// ErrDuplicateNode. O(log n + levels·log domains), plus an O(n) rebuild of
+// the free-capacity index by the next call that reads it (once for any
+// number of nodes added or removed in between).
 func (c *Cluster) AddNode(n Node) error {
 	if err := validateNode(n); err != nil {
 		return err
@@ -577,6 +590,7 @@ func (c *Cluster) AddNode(n Node) error {
 	if c.nodes.Has(nodeEntry{id: n.ID}) {
 		return &Error{Op: "add node", Node: n.ID, Err: ErrDuplicateNode}
 	}
+	c.fx.valid = false // the ranks change
 	ns := &nodeState{
 		owner:    c.tok,
 		ord:      c.nextNod,
@@ -656,7 +670,8 @@ func (c *Cluster) setDraining(op, id string, v bool) error {
 
 // RemoveNode removes node id, which must hold no allocation (drain it first
 // and wait for its allocations to be released). It fails with
-// ErrUnknownNode or ErrNodeBusy. O(log n + levels·log domains).
+// ErrUnknownNode or ErrNodeBusy. O(log n + levels·log domains), plus the
+// rebuild of the free-capacity index that AddNode entails.
 func (c *Cluster) RemoveNode(id string) error {
 	e, ok := c.nodes.Get(nodeEntry{id: id})
 	if !ok {
@@ -671,6 +686,7 @@ func (c *Cluster) RemoveNode(id string) error {
 	n.draining = true
 	c.reindex(n, old)
 	c.nodes.Delete(nodeEntry{id: id})
+	c.fx.valid = false // the ranks change
 	c.recs.set(c.tok, e.ord, nil)
 	c.capacity -= n.gpus
 	for _, ord := range n.domains {
@@ -741,21 +757,26 @@ func (n *nodeState) snapshot() nodeSnapshot {
 	return nodeSnapshot{indexed: n.indexed(), accepting: n.accepting(), free: n.free}
 }
 
-// reindex brings every index up to date after n changed from old.
-// O(log n + levels·(log domains + maxIndexedSpan·log domains)) at worst;
-// the top-k indexes change only when n is among a domain's 16 largest free
-// blocks.
+// reindex brings every index up to date after n changed from old: O(1)
+// for the free-capacity index (nothing while it awaits a rebuild), O(log n)
+// for the capacity index when n starts or stops accepting placements, and
+// O(levels·log domain size) for the domains' trees; the domains' sums are
+// only marked stale, for refreshSpan.
 func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	now := n.snapshot()
 	if old == now {
 		return
 	}
 	if old.indexed {
-		c.free.Delete(nodeKey(old.free, n))
+		if c.fx.valid {
+			c.fx.remove(c.tok, old.free, int(c.fx.rank[n.ord]))
+		}
 		c.freeGPUs -= old.free
 	}
 	if now.indexed {
-		c.free.ReplaceOrInsert(nodeKey(now.free, n))
+		if c.fx.valid {
+			c.fx.add(c.tok, now.free, int(c.fx.rank[n.ord]))
+		}
 		c.freeGPUs += now.free
 	}
 	if old.accepting != now.accepting {

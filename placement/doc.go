@@ -78,14 +78,20 @@
 //
 // # Cost
 //
-// Free capacity is indexed in B-trees keyed by (free GPUs, node id), for
-// the whole cluster and for every topology domain; every topology level
-// also indexes its domains by free GPUs and by the sum of their k largest
-// free blocks for k ≤ 16. With n nodes, a single-node decision is
-// O(log n); a decision for k ≤ 16 nodes is O(k log n + levels·log domains);
-// both plus the size of the result. Jobs spanning more than 16 nodes scan
-// the domains of each level that have enough free GPUs. Allocate and
-// Release cost O(s log n + s·levels·log domains) on s nodes; the top-k
+// Free capacity is indexed by (free GPUs, node id): for the whole cluster
+// in a bitset per free count over the nodes' positions in id order, so
+// that moving a node between counts is O(1) and the best fit is found
+// through one bit per count and one bit per 64 nodes (O(1) up to 4,096
+// nodes, O(n/4,096) beyond); for every topology domain in a B-tree. Every
+// topology level also indexes its domains by free GPUs and by the sum of
+// their k largest free blocks for k ≤ 16. With n nodes, a single-node
+// decision is thus O(1) at most scales; a decision for k ≤ 16 nodes is
+// O(k log n + levels·log domains); both plus the size of the result.
+// Adding or removing a node drops the cluster-wide index, which the next
+// decision rebuilds in O(n). Jobs spanning more than 16 nodes scan the
+// domains of each level that have enough free GPUs. Allocate and Release
+// cost O(s·levels·log domain size) on s nodes (plus O(log n) to find each
+// node by id for Allocate and Release); the top-k
 // sum of a domain they touch is recomputed only when a decision for k
 // nodes next needs it, at O(k + log n + log domains), so a domain changed
 // many times in between pays once, and only for the spans asked for (a

@@ -12,38 +12,40 @@ import (
 // plan is a placement decision before it is turned into GPU indices: the
 // pool of nodes to choose from and the number of nodes to use.
 type plan struct {
-	pool  *btree.BTreeG[key] // (free, id) of candidate nodes
+	pool  freePool // (free, id) of candidate nodes, for a multi-node plan
 	nodes int
 	best  key // the best-fitting node of a single-node plan
 }
 
-// decide applies the placement rules to demand. It never mutates.
-// O(log n + k) for a job spanning k nodes, plus O(levels·log domains) to
-// choose a topology domain when k ≤ 16 (a scan of a level's domains for
-// larger spans).
+// decide applies the placement rules to demand. It never mutates (but
+// may build the free-capacity index). For a single node O(counts/64 +
+// n/4,096) (see freeIndex); for a job spanning k nodes O(counts + log n)
+// plus O(levels·log domains) to choose a topology domain when k ≤ 16 (a
+// scan of a level's domains for larger spans).
 func (c *Cluster) decide(demand int) (plan, error) {
 	if demand <= 0 {
 		return plan{}, &Error{Op: "place", Err: ErrInvalidDemand,
 			Detail: fmt.Sprintf("demand %d GPUs, want > 0", demand)}
 	}
-	if b, ok := c.bestFit(c.free, demand); ok {
-		return plan{pool: c.free, nodes: 1, best: b}, nil
+	fx := c.freeIdx()
+	if b, ok := fx.bestFit(demand); ok {
+		return plan{nodes: 1, best: b}, nil
 	}
-	largest := c.LargestFree()
+	largest := fx.largest()
 	if !c.spread && demand <= c.largestNode() {
 		return plan{}, newNoFit(demand, 1, largest, c.freeGPUs)
 	}
 	if c.freeGPUs < demand {
 		return plan{}, newNoFit(demand, 0, largest, c.freeGPUs)
 	}
-	k := minNodes(c.free, demand)
+	k := fx.minNodes(demand)
 	c.refreshSpan(k)
 	for l := len(c.levels) - 1; l >= 0; l-- {
 		if d, ok := c.innermost(l, k, demand); ok {
-			return plan{pool: d.nodes, nodes: k}, nil
+			return plan{pool: freePool{t: d.nodes}, nodes: k}, nil
 		}
 	}
-	return plan{pool: c.free, nodes: k}, nil
+	return plan{pool: freePool{x: fx}, nodes: k}, nil
 }
 
 // largestNode returns the GPU count of the largest node that accepts
@@ -51,32 +53,6 @@ func (c *Cluster) decide(demand int) (plan, error) {
 func (c *Cluster) largestNode() int {
 	k, _ := c.caps.Max()
 	return k.n
-}
-
-// bestFit returns the node of t with the fewest free GPUs that still holds
-// demand, the lowest id among equals. O(log |t|).
-func (c *Cluster) bestFit(t *btree.BTreeG[key], demand int) (key, bool) {
-	var out key
-	found := false
-	t.AscendGreaterOrEqual(key{n: demand}, func(x key) bool {
-		out, found = x, true
-		return false
-	})
-	return out, found
-}
-
-// minNodes returns the fewest nodes of t whose free GPUs add up to demand:
-// the length of the shortest prefix of t's free blocks, largest first,
-// that reaches demand. The caller ensures that t holds demand in total.
-// O(log |t| + k).
-func minNodes(t *btree.BTreeG[key], demand int) int {
-	k, sum := 0, 0
-	t.Descend(func(x key) bool {
-		k++
-		sum += x.n
-		return sum < demand
-	})
-	return k
 }
 
 // innermost finds, at topology level l, the domain that can hold demand on
@@ -187,8 +163,9 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 // must not run concurrently with others on the same cluster). It fails with
 // ErrInvalidDemand, or with a *NoFitError (matching ErrNoFit) that says
 // why. See the package documentation for the rules.
-// O(log n) for a single-node job; O(k log n + levels·log domains) for a
-// job spanning k ≤ 16 nodes, plus the deferred refresh of the top-k sums
+// O(1) for a single-node job on up to 4,096 nodes (O(n/4,096) beyond, see
+// the package documentation); O(k log n + levels·log domains) for a job
+// spanning k ≤ 16 nodes, plus the deferred refresh of the top-k sums
 // of the domains changed since the previous decision for a span of k nodes
 // (O(log domains + k) each, paid once per domain however often it
 // changed); plus the size of the result.
@@ -257,7 +234,8 @@ func (c *Cluster) store(r *allocRec) error {
 	return nil
 }
 
-// Fits reports whether Place(demand) would succeed. O(log n).
+// Fits reports whether Place(demand) would succeed. O(log n) at most (the
+// capacity index, when no single node fits).
 func (c *Cluster) Fits(demand int) bool {
 	if demand <= 0 {
 		return false
@@ -460,7 +438,7 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 	}
 	var best key
 	found := false
-	c.free.AscendGreaterOrEqual(key{n: demand}, func(x key) bool {
+	c.freeIdx().AscendGreaterOrEqual(key{n: demand}, func(x key) bool {
 		for _, l := range look {
 			if l.n.ord == x.ord {
 				return true // its free count is the view's below
