@@ -836,11 +836,10 @@ type trimKey struct {
 
 // wait returns js's record, made on first sight.
 func (t *trimmer) wait(js *JobState) *waiting {
-	if w := js.trim; w != nil && w.owner == t {
-		return w
+	w := &js.trim
+	if w.owner != t || w.js != js {
+		*w = waiting{owner: t, js: js, gi: -1, gz: -1}
 	}
-	w := &waiting{owner: t, js: js, gi: -1, gz: -1}
-	js.trim = w
 	return w
 }
 

@@ -47,15 +47,19 @@ type JobState struct {
 
 	// trim is ASTRAEA's record of the job while it waits (see trimmer):
 	// a slot here costs a policy nothing to reach, where a map would cost
-	// a lookup per waiting job and tick. The engine never reads it.
-	trim *waiting
+	// a lookup per waiting job and tick, and nothing to allocate. The
+	// engine never reads it.
+	trim waiting
 	// tenant is the index of the job's tenant in State.tenants.
 	tenant int32
 	// eng is the engine's record of the job, whose state this is.
 	eng *job
 	// slotNodes are the numbers of Placement's slots' nodes in the
-	// engine's free counts (see nodeFree) while the job runs.
+	// engine's free counts (see nodeFree) while the job runs; slotBuf
+	// holds them for a placement of one or two slots (most), which then
+	// allocates nothing.
 	slotNodes []int32
+	slotBuf   [2]int32
 }
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running

@@ -370,6 +370,9 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 		}
 	}
 	if !e.cfg.longWay {
+		if j.st.slotNodes == nil {
+			j.st.slotNodes = j.st.slotBuf[:0]
+		}
 		j.st.slotNodes = e.nodes.slotNodes(p, j.st.slotNodes)
 	}
 	e.nodes.change(p, j.st.slotNodes, -1)
