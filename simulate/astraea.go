@@ -825,6 +825,7 @@ type trimmer struct {
 type waiting struct {
 	owner  *trimmer // the records of one policy only
 	js     *JobState
+	gpus   int   // js.Job.GPUs, here beside what a round reads of the job
 	gi, gz int32 // groups (tenant, demand) and (tenant, 0); -1 until needed
 	memo   rhoMemo
 }
@@ -838,7 +839,7 @@ type trimKey struct {
 func (t *trimmer) wait(js *JobState) *waiting {
 	w := &js.trim
 	if w.owner != t || w.js != js {
-		*w = waiting{owner: t, js: js, gi: -1, gz: -1}
+		*w = waiting{owner: t, js: js, gpus: js.Job.GPUs, gi: -1, gz: -1}
 	}
 	return w
 }
@@ -867,14 +868,14 @@ func (t *trimmer) group(tenant string, d int, single bool) int32 {
 // groupOf returns w's group this round: (tenant, demand), or (tenant, 0)
 // for a demand above F.
 func (t *trimmer) groupOf(w *waiting, single bool) int32 {
-	if w.js.Job.GPUs > t.free {
+	if w.gpus > t.free {
 		if w.gz < 0 {
 			w.gz = t.group(w.js.Job.Tenant, 0, single)
 		}
 		return w.gz
 	}
 	if w.gi < 0 {
-		w.gi = t.group(w.js.Job.Tenant, w.js.Job.GPUs, single)
+		w.gi = t.group(w.js.Job.Tenant, w.gpus, single)
 	}
 	return w.gi
 }
@@ -1004,8 +1005,8 @@ func (t *trimmer) clock(now time.Time) roundClock {
 type rhoMemo struct {
 	alloc, fair float64       // the account read at `at`
 	at          time.Duration // when the account was read (roundClock.at)
-	exact       bool          // at is exact (see roundClock)
 	leases      int           // the job's Leases then: a grant since voids the memo
+	exact       bool          // at is exact (see roundClock)
 	// settled: two reads at different times found the same Alloc, so the
 	// job held no GPUs in between (its checkpoint was written); it holds
 	// none until its next grant, and its Alloc stays as it is.
@@ -1042,7 +1043,7 @@ func (w *waiting) bound(now roundClock) (ledger.Rho, bool) {
 	if !m.settled || m.leases != js.Leases || !now.exact || now.at < m.at {
 		return 0, false
 	}
-	d := float64(js.Job.GPUs)
+	d := float64(w.gpus)
 	return lowRho(m.alloc, m.fair+d*(now.at-m.at).Seconds(), d, now.scale), true
 }
 

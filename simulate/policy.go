@@ -34,6 +34,15 @@ func (s Status) String() string {
 
 // JobState is the engine's view of one job; policies read it, never mutate it.
 type JobState struct {
+	// trim is ASTRAEA's record of the job while it waits (see trimmer):
+	// a slot here costs a policy nothing to reach, where a map would cost
+	// a lookup per waiting job and tick, and nothing to allocate. The
+	// engine never reads it. It comes first, beside Leases and Ran, so
+	// that what a round reads of each waiting job shares two cache lines.
+	trim waiting
+
+	Leases      int  // leases granted so far (renewals count)
+	Ran         bool // has run at least once
 	Job         trace.Job
 	Status      Status
 	Placement   placement.Placement // valid while Running
@@ -41,15 +50,8 @@ type JobState struct {
 	LeaseEnd    time.Time           // zero = no lease (runs until done or preempted)
 	Attained    time.Duration       // useful running time so far (excludes overheads)
 	Remaining   time.Duration       // Job.Duration - Attained (policies that model prediction error add their own noise)
-	Leases      int                 // leases granted so far (renewals count)
 	Preemptions int
-	Ran         bool // has run at least once
 
-	// trim is ASTRAEA's record of the job while it waits (see trimmer):
-	// a slot here costs a policy nothing to reach, where a map would cost
-	// a lookup per waiting job and tick, and nothing to allocate. The
-	// engine never reads it.
-	trim waiting
 	// tenant is the index of the job's tenant in State.tenants.
 	tenant int32
 	// eng is the engine's record of the job, whose state this is.
