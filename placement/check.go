@@ -19,12 +19,13 @@ import (
 // strictly ascending; Capacity, Free and Used are the sums they claim; the
 // free-capacity index holds exactly the nodes that accept placements and
 // have free GPUs, keyed by (free, id); every topology domain indexes exactly
-// its member nodes that way, with its free total and top-k sums (exact
-// unless the domain is listed as stale, to be refreshed before the next
-// multi-node decision), and every level index agrees with the sums its
-// domains record.
+// its member nodes that way (as of the last flush for a node listed dirty,
+// whose keys move before the next multi-node decision), with its free
+// total and top-k sums (exact unless the domain is listed as stale, to be
+// refreshed before the next multi-node decision), and every level index
+// agrees with the sums its domains record.
 func (c *Cluster) Check() error {
-	var capacity, free, used int
+	var capacity, free, used, dirty int
 	var wantFree, wantCaps []key
 	type domWant struct {
 		level   int
@@ -39,6 +40,12 @@ func (c *Cluster) Check() error {
 		n := c.recs.at(e.ord)
 		if n == nil || e.id != n.id || n.ord != e.ord || e.ord >= c.nextNod {
 			err = fmt.Errorf("placement: check: node entry %q (ordinal %d) holds another node or none", e.id, e.ord)
+			return false
+		}
+		if n.dirty {
+			dirty++
+		} else if n.tin != (n.indexed() && len(n.domains) > 0) || n.tin && n.tfree != n.free {
+			err = fmt.Errorf("placement: check: node %q is not listed dirty, but its domains' trees lag behind it", n.id)
 			return false
 		}
 		if n.gpus <= 0 || n.free < 0 || n.free > n.gpus {
@@ -83,8 +90,10 @@ func (c *Cluster) Check() error {
 				doms[ord] = d
 			}
 			d.members++
+			if n.tin { // the trees may lag behind the node while it is listed dirty
+				d.nodes = append(d.nodes, key{n: n.tfree, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
+			}
 			if n.indexed() {
-				d.nodes = append(d.nodes, key{n: n.free, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 				d.free += n.free
 			}
 		}
@@ -155,6 +164,14 @@ func (c *Cluster) Check() error {
 		slices.Sort(gs)
 		if !slices.Equal(gs, held[id]) {
 			return fmt.Errorf("placement: check: node %q holds GPUs %v, allocations name %v", id, held[id], gs)
+		}
+	}
+	if dirty != len(c.dirty) {
+		return fmt.Errorf("placement: check: %d nodes marked dirty, %d listed", dirty, len(c.dirty))
+	}
+	for i, ord := range c.dirty {
+		if n := c.recs.at(ord); n == nil || !n.dirty || slices.Contains(c.dirty[:i], ord) {
+			return fmt.Errorf("placement: check: dirty list entry %d (node ordinal %d) is stale or repeated", i, ord)
 		}
 	}
 	// Domains and level indexes: a record for every domain recomputed

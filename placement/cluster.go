@@ -103,6 +103,11 @@ type nodeState struct {
 	domains  []int    // domain ordinal per level, immutable, shared by copies
 	lo       uint64   // occupancy of GPUs 0..63
 	hi       []uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64
+	// The node's key in its domains' trees, which lag behind it while it
+	// is listed in Cluster.dirty: in them (tin) with tfree free GPUs.
+	tin   bool
+	dirty bool
+	tfree int
 }
 
 func (n *nodeState) held(i int) bool {
@@ -369,6 +374,12 @@ type Cluster struct {
 	// multi-node decision reads, so that a domain changed many times in
 	// between is refreshed once, and only for the spans asked for.
 	stale [maxIndexedSpan + 1][]int
+	// dirty lists the nodes whose keys in their domains' trees lag behind
+	// them (nodeState.dirty): changes only list a node, and flushDomains
+	// moves its keys before anything reads the trees, so that a node
+	// changed many times in between (best-fit packing fills one node by
+	// many grants) moves once.
+	dirty []int
 
 	capacity int // GPUs of all nodes
 	freeGPUs int // free GPUs of nodes that accept placements
@@ -440,7 +451,7 @@ func (c *Cluster) Clone() *Cluster {
 	for i, lv := range c.levels {
 		out.levels[i] = lv.clone()
 	}
-	out.fx = fx.clone(&out.recs)
+	out.fx = fx.clone()
 	// One small array for the copy's first lag lists, rather than one per
 	// list: a clone that changes a few nodes then makes one allocation.
 	const room = 4
@@ -685,6 +696,7 @@ func (c *Cluster) RemoveNode(id string) error {
 	old := n.snapshot()
 	n.draining = true
 	c.reindex(n, old)
+	c.flushDomains() // its keys leave the domains' trees while it has a record
 	c.nodes.Delete(nodeEntry{id: id})
 	c.fx.valid = false // the ranks change
 	c.recs.set(c.tok, e.ord, nil)
@@ -789,14 +801,16 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	if !old.indexed && !now.indexed {
 		return
 	}
+	if !n.dirty && len(n.domains) > 0 {
+		n.dirty = true
+		c.dirty = append(c.dirty, n.ord)
+	}
 	for _, ord := range n.domains {
 		d := c.mutDomain(ord)
 		if old.indexed {
-			d.nodes.Delete(nodeKey(old.free, n))
 			d.free -= old.free
 		}
 		if now.indexed {
-			d.nodes.ReplaceOrInsert(nodeKey(now.free, n))
 			d.free += now.free
 		}
 		for fresh := lagAll &^ d.lag; fresh != 0; fresh &= fresh - 1 {
@@ -829,9 +843,33 @@ func topSums(t *btree.BTreeG[key]) (s [maxIndexedSpan + 1]int) {
 // refreshSpan does. O(maxIndexedSpan · stale domains · (log + maxIndexedSpan
 // + log domains)), log being that of a domain's node tree.
 func (c *Cluster) refresh() {
+	c.flushDomains()
 	for j := 1; j <= maxIndexedSpan; j++ {
 		c.refreshList(j)
 	}
+}
+
+// flushDomains moves the keys of the listed nodes in their domains' trees
+// to where the nodes stand now. O(listed nodes · levels · log domain
+// size), each node once however often it changed since the last flush.
+func (c *Cluster) flushDomains() {
+	for _, ord := range c.dirty {
+		n := c.mutNode(ord)
+		if now := n.indexed(); n.tin != now || now && n.tfree != n.free {
+			for _, dord := range n.domains {
+				d := c.mutDomain(dord)
+				if n.tin {
+					d.nodes.Delete(nodeKey(n.tfree, n))
+				}
+				if now {
+					d.nodes.ReplaceOrInsert(nodeKey(n.free, n))
+				}
+			}
+			n.tin, n.tfree = now, n.free
+		}
+		n.dirty = false
+	}
+	c.dirty = c.dirty[:0]
 }
 
 // refreshSpan brings up to date what a decision for a span of k nodes
@@ -840,6 +878,7 @@ func (c *Cluster) refresh() {
 // O(those domains · (log + k + log domains)), log being that of a
 // domain's node tree, or as refresh for k > maxIndexedSpan.
 func (c *Cluster) refreshSpan(k int) {
+	c.flushDomains()
 	if k > maxIndexedSpan {
 		c.refresh()
 		return

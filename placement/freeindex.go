@@ -68,13 +68,12 @@ func (p freePool) DescendLessOrEqual(pivot key, iterator btree.ItemIteratorG[key
 // which the next read rebuilds from the nodes in O(n + counts·n/4,096), so
 // that a burst of node changes pays once.
 type freeIndex struct {
-	valid    bool                  // false until (re)built after a node was added or removed
-	rank     []int32               // by node ordinal: the node's rank (-1: no node); shared by clones, never changed
-	ords     []int32               // by rank: the node's ordinal; shared by clones, never changed
-	sets     []*countSet           // by free count: the ranks of the indexed nodes with that many free GPUs; nil if never used
-	nonEmpty []uint64              // bit v: sets[v] has a member
-	n        int                   // members
-	recs     *cowArray[*nodeState] // the cluster's node records, for the ids of the keys yielded
+	valid    bool        // false until (re)built after a node was added or removed
+	rank     []int32     // by node ordinal: the node's rank (-1: no node); shared by clones, never changed
+	byRank   []key       // by rank: the node's key without a count, for the keys yielded; shared by clones, never changed
+	sets     []*countSet // by free count: the ranks of the indexed nodes with that many free GPUs; nil if never used
+	nonEmpty []uint64    // bit v: sets[v] has a member
+	n        int         // members
 }
 
 // countSet is the bitset of one free count.
@@ -126,13 +125,11 @@ func ownedAt[T any, P ownable[T]](tok *cowToken, s *[]P, i int) (p P, copied boo
 	return p, copied
 }
 
-// clone returns a copy sharing every set and chunk, whose keys name the
-// nodes of recs. O(largest count).
-func (x *freeIndex) clone(recs *cowArray[*nodeState]) freeIndex {
+// clone returns a copy sharing every set and chunk. O(largest count).
+func (x *freeIndex) clone() freeIndex {
 	out := *x
 	out.sets = slices.Clone(x.sets)
 	out.nonEmpty = slices.Clone(x.nonEmpty)
-	out.recs = recs
 	return out
 }
 
@@ -143,22 +140,26 @@ func (x *freeIndex) build(c *Cluster) {
 	for i := range rank {
 		rank[i] = -1
 	}
-	ords := make([]int32, 0, c.nodes.Len())
+	byRank := make([]key, 0, c.nodes.Len())
 	c.nodes.Ascend(func(e nodeEntry) bool {
-		rank[e.ord] = int32(len(ords))
-		ords = append(ords, int32(e.ord))
+		rank[e.ord] = int32(len(byRank))
+		byRank = append(byRank, nodeKey(0, c.recs.at(e.ord)))
 		return true
 	})
-	*x = freeIndex{valid: true, rank: rank, ords: ords, recs: &c.recs}
-	for _, ord := range ords {
-		if n := c.recs.at(int(ord)); n.indexed() {
-			x.add(c.tok, n.free, int(rank[ord]))
+	*x = freeIndex{valid: true, rank: rank, byRank: byRank}
+	for r, k := range byRank {
+		if n := c.recs.at(k.ord); n.indexed() {
+			x.add(c.tok, n.free, r)
 		}
 	}
 }
 
 // key returns the key of the node of rank r with v free GPUs.
-func (x *freeIndex) key(v, r int) key { return nodeKey(v, x.recs.at(int(x.ords[r]))) }
+func (x *freeIndex) key(v, r int) key {
+	k := x.byRank[r]
+	k.n = v
+	return k
+}
 
 // mutSet returns set v, created or copied as needed so that tok owns it.
 func (x *freeIndex) mutSet(tok *cowToken, v int) *countSet {
@@ -351,13 +352,13 @@ func (x *freeIndex) Max() (key, bool) {
 	if v < 0 {
 		return key{}, false
 	}
-	return x.key(v, x.prevRank(v, len(x.ords)-1)), true
+	return x.key(v, x.prevRank(v, len(x.byRank)-1)), true
 }
 
 // rankOf returns the number of nodes whose ids are below id: the rank of
 // the first node with an id ≥ id. O(log n).
 func (x *freeIndex) rankOf(id string) int {
-	return sort.Search(len(x.ords), func(i int) bool { return x.recs.at(int(x.ords[i])).id >= id })
+	return sort.Search(len(x.byRank), func(i int) bool { return x.byRank[i].id >= id })
 }
 
 // AscendGreaterOrEqual calls iterator for every key ≥ pivot, ascending,
@@ -389,12 +390,12 @@ func (x *freeIndex) Ascend(iterator btree.ItemIteratorG[key]) {
 // until it returns false. Costs as AscendGreaterOrEqual.
 func (x *freeIndex) DescendLessOrEqual(pivot key, iterator btree.ItemIteratorG[key]) {
 	r0 := x.rankOf(pivot.id) - 1 // the last rank whose id is < pivot.id
-	if r0+1 < len(x.ords) && x.recs.at(int(x.ords[r0+1])).id == pivot.id {
+	if r0+1 < len(x.byRank) && x.byRank[r0+1].id == pivot.id {
 		r0++ // and the one equal to it
 	}
 	for v := x.prevCount(pivot.n); v >= 0; v = x.prevCount(v - 1) {
 		if v < pivot.n {
-			r0 = len(x.ords) - 1
+			r0 = len(x.byRank) - 1
 		}
 		for r := x.prevRank(v, r0); r >= 0; r = x.prevRank(v, r-1) {
 			if !iterator(x.key(v, r)) {
@@ -411,13 +412,13 @@ func (x *freeIndex) check(c *Cluster) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("placement: check: free index: "+format, args...)
 	}
-	if len(x.ords) != c.nodes.Len() {
-		return fail("%d ranks for %d nodes", len(x.ords), c.nodes.Len())
+	if len(x.byRank) != c.nodes.Len() {
+		return fail("%d ranks for %d nodes", len(x.byRank), c.nodes.Len())
 	}
 	r := 0
 	var err error
 	c.nodes.Ascend(func(e nodeEntry) bool {
-		if int(x.ords[r]) != e.ord || int(x.rank[e.ord]) != r {
+		if k := x.byRank[r]; k.ord != e.ord || k.id != e.id || k.pre != idPrefix16(e.id) || k.n != 0 || int(x.rank[e.ord]) != r {
 			err = fail("node %q has rank %d, want %d", e.id, x.rank[e.ord], r)
 			return false
 		}
@@ -445,7 +446,7 @@ func (x *freeIndex) check(c *Cluster) error {
 				if (w != 0) != (ch.any&(1<<uint(wi)) != 0) {
 					return fail("count %d chunk %d word %d summary is wrong", v, ci, wi)
 				}
-				if w != 0 && (ci<<12|wi<<6|63-bits.LeadingZeros64(w)) >= len(x.ords) {
+				if w != 0 && (ci<<12|wi<<6|63-bits.LeadingZeros64(w)) >= len(x.byRank) {
 					return fail("count %d holds a rank beyond the nodes", v)
 				}
 				m += bits.OnesCount64(w)

@@ -76,7 +76,7 @@ func TestPropertyFreeIndex(t *testing.T) {
 				}
 			case len(ts) < 4:
 				// As Cluster.Clone does: both sides take new tokens.
-				y := &freeTwin{x: tw.x.clone(&c.recs), tok: new(cowToken), ref: tw.ref.Clone(), at: map[int]int{}}
+				y := &freeTwin{x: tw.x.clone(), tok: new(cowToken), ref: tw.ref.Clone(), at: map[int]int{}}
 				for k, v := range tw.at {
 					y.at[k] = v
 				}
