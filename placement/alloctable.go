@@ -147,16 +147,46 @@ func (t *allocTable) grow(tok *cowToken) {
 	if old.pages != nil {
 		size = 2 * (old.mask + 1)
 	}
-	pages := max(size>>(leafBits+pageBits), 1)
-	*t = allocTable{pages: make([]*allocPage, pages), mask: size - 1}
+	*t = allocTable{pages: make([]*allocPage, max(size>>(leafBits+pageBits), 1)), mask: size - 1, n: old.n}
 	for i := range t.pages {
 		t.pages[i] = &allocPage{owner: tok}
 	}
-	for e := range old.all {
-		i, _ := t.find(e.h, e.r.id)
-		t.set(tok, i, e)
+	for _, p := range old.pages {
+		for _, l := range p.v {
+			if l == nil {
+				continue
+			}
+			for _, e := range l.v {
+				if e.r != nil {
+					t.rehash(tok, e)
+				}
+			}
+		}
 	}
-	t.n = old.n
+}
+
+// rehash puts e, whose id t does not hold, in the empty slot that ends its
+// probe run, in a table grow has just made: tok owns every page and leaf,
+// so the slots are written without the checks of set.
+func (t *allocTable) rehash(tok *cowToken, e allocEntry) {
+	for i := e.h & t.mask; ; {
+		p := t.pages[i>>(leafBits+pageBits)]
+		l := p.v[(i>>leafBits)&leafMask]
+		if l == nil {
+			l = &allocLeaf{owner: tok}
+			p.v[(i>>leafBits)&leafMask] = l
+		}
+		for {
+			if l.v[i&slotMask].r == nil {
+				l.v[i&slotMask] = e
+				return
+			}
+			i = (i + 1) & t.mask
+			if i&slotMask == 0 {
+				break // next leaf
+			}
+		}
+	}
 }
 
 // delete removes the entry of id, whose hash is h, and returns it. The
