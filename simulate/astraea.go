@@ -813,7 +813,7 @@ type trimmer struct {
 
 	kept    []*JobState
 	ranked  []oldJob
-	bounded []oldJob // jobs of a group with a lower bound on ρ_job
+	bounded []boundRef // jobs of a group with a lower bound on ρ_job
 	// optimistic view by node (see perNode): hist[f] nodes with f free
 	// GPUs, the largest node, and each demand's limit + 1 (0: not yet)
 	hist    []int
@@ -945,7 +945,7 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 	read, bounded := t.ranked[:0], t.bounded[:0]
 	for _, w := range g {
 		if lo, ok := w.bound(now); ok {
-			bounded = append(bounded, oldJob{js: w.js, rho: lo, w: w})
+			bounded = append(bounded, boundRef{lo: lo, w: w})
 			continue
 		}
 		read = append(read, w.read(acc, now))
@@ -955,19 +955,28 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 	if len(read) >= n {
 		firstN(read, n) // read[:n]: the n first, a max-heap rooted at τ
 		read = read[:n]
+		// τ only falls from here, so a job whose bound is above it now
+		// is never read: leave it out of the heap.
+		keep := bounded[:0]
+		for _, b := range bounded {
+			if !(b.lo > read[0].rho) {
+				keep = append(keep, b)
+			}
+		}
+		bounded = keep
 	}
 	for i := len(bounded)/2 - 1; i >= 0; i-- {
-		siftOld(bounded, i, true)
+		siftBound(bounded, i)
 	}
 	for len(bounded) > 0 {
 		b := bounded[0]
-		if len(read) >= n && b.rho > read[0].rho {
+		if len(read) >= n && b.lo > read[0].rho {
 			break // every job left has ρ ≥ its bound > τ
 		}
 		last := len(bounded) - 1
 		bounded[0] = bounded[last]
 		bounded = bounded[:last]
-		siftOld(bounded, 0, true)
+		siftBound(bounded, 0)
 		o := b.w.read(acc, now)
 		switch {
 		case len(read) < n:
@@ -976,7 +985,7 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 			}
 		case oldBefore(&o, &read[0]):
 			read[0] = o
-			siftOld(read, 0, false)
+			siftOld(read, 0)
 		}
 	}
 	t.ranked = read[:max(first, len(read))] // all written, cleared by selectOld
@@ -1083,30 +1092,35 @@ func oldBefore(x, y *oldJob) bool {
 func firstN(r []oldJob, n int) []oldJob {
 	h := r[:n]
 	for i := n/2 - 1; i >= 0; i-- {
-		siftOld(h, i, false)
+		siftOld(h, i)
 	}
 	for i := n; i < len(r); i++ {
 		if oldBefore(&r[i], &h[0]) {
 			h[0], r[i] = r[i], h[0]
-			siftOld(h, 0, false)
+			siftOld(h, 0)
 		}
 	}
 	return h
 }
 
-// siftOld restores a heap of jobs below i: a max-heap in Phase 2 order
-// (firstN's), or with byBound a min-heap by the bounds in rho.
-func siftOld(h []oldJob, i int, byBound bool) {
+// boundRef is a suspended job with a lower bound on its ρ_job.
+type boundRef struct {
+	lo ledger.Rho
+	w  *waiting
+}
+
+// siftBound restores a min-heap of bounds below i.
+func siftBound(h []boundRef, i int) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
 			return
 		}
 		m := l
-		if r := l + 1; r < len(h) && above(&h[r], &h[l], byBound) {
+		if r := l + 1; r < len(h) && h[r].lo < h[l].lo {
 			m = r
 		}
-		if !above(&h[m], &h[i], byBound) {
+		if !(h[m].lo < h[i].lo) {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
@@ -1114,12 +1128,23 @@ func siftOld(h []oldJob, i int, byBound bool) {
 	}
 }
 
-// above reports whether x belongs above y in siftOld's heap.
-func above(x, y *oldJob, byBound bool) bool {
-	if byBound {
-		return x.rho < y.rho
+// siftOld restores a max-heap of jobs in Phase 2 order (firstN's) below i.
+func siftOld(h []oldJob, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && oldBefore(&h[l], &h[r]) {
+			m = r
+		}
+		if !oldBefore(&h[i], &h[m]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
-	return oldBefore(y, x)
 }
 
 // perNode lets the trimmer bound the grants of a demand d no larger than a
