@@ -1,27 +1,27 @@
 package sched
 
-// A binary min-heap of int32 indices ordered by an ordering o (o.less(a, b)
+// A binary min-heap of small entries ordered by an ordering o (o.less(a, b)
 // reports that a comes first). The invariant, as in container/heap: for
 // every i > 0, !o.less(h[i], h[(i-1)/2]). Init is O(n); push, pop and fix
-// are O(log n) comparisons. Hand-rolled over []int32 to avoid boxing
-// through an interface; the ordering is a type parameter so that each of
-// the round's two orders (candOrder, tenantOrder) gets its own code with
-// the comparison inlined.
+// are O(log n) comparisons. Hand-rolled over a slice of entries to avoid
+// boxing through an interface; the entry and the ordering are type
+// parameters, so that each of the round's two heaps (candidate indices by
+// candOrder, tenantEntry by tenantOrder) gets its own code.
 
-type ordering interface{ less(a, b int32) bool }
+type ordering[E any] interface{ less(a, b E) bool }
 
-func heapInit[O ordering](h []int32, o O) {
+func heapInit[E any, O ordering[E]](h []E, o O) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i, o)
 	}
 }
 
-func heapPush[O ordering](h *[]int32, x int32, o O) {
+func heapPush[E any, O ordering[E]](h *[]E, x E, o O) {
 	*h = append(*h, x)
 	siftUp(*h, len(*h)-1, o)
 }
 
-func heapPop[O ordering](h *[]int32, o O) int32 {
+func heapPop[E any, O ordering[E]](h *[]E, o O) E {
 	a := *h
 	n := len(a) - 1
 	x := a[0]
@@ -35,13 +35,13 @@ func heapPop[O ordering](h *[]int32, o O) int32 {
 }
 
 // heapFix restores the invariant after the key of h[i] changed.
-func heapFix[O ordering](h []int32, i int, o O) {
+func heapFix[E any, O ordering[E]](h []E, i int, o O) {
 	if !siftDown(h, i, o) {
 		siftUp(h, i, o)
 	}
 }
 
-func siftUp[O ordering](h []int32, j int, o O) {
+func siftUp[E any, O ordering[E]](h []E, j int, o O) {
 	for j > 0 {
 		i := (j - 1) / 2
 		if !o.less(h[j], h[i]) {
@@ -53,7 +53,7 @@ func siftUp[O ordering](h []int32, j int, o O) {
 }
 
 // siftDown reports whether the element moved.
-func siftDown[O ordering](h []int32, i0 int, o O) bool {
+func siftDown[E any, O ordering[E]](h []E, i0 int, o O) bool {
 	i, n := i0, len(h)
 	for {
 		l := 2*i + 1

@@ -138,7 +138,7 @@ type round struct {
 	tenantIDs   tenantSet
 	counts      []int32
 	heaps       []int32
-	th          []int32
+	th          []tenantEntry
 	grants      []Grant
 	waiting     []Wait
 	released    []Release
@@ -552,19 +552,36 @@ func (o candOrder) less(i, j int32) bool {
 	return a.Job < b.Job
 }
 
-// tenantOrder orders tenants: the tenant order (nil: [ByRho], called
-// directly), then the tenant id.
+// tenantOrder orders tenants: the tenant order (nil: [ByRho], written
+// out), then the tenant id.
 type tenantOrder struct {
 	tenants []tenantRec
 	order   TenantOrder
 }
 
-func (o tenantOrder) less(i, j int32) bool {
-	a, b := &o.tenants[i].st, &o.tenants[j].st
+// tenantEntry is a tenant in the round's tenant heap: its index and its
+// pre-credited ρ (its Account.Rho, which the round copies here after each
+// grant), so that the default order compares the entries themselves and
+// reads a tenant's record only on a tie.
+type tenantEntry struct {
+	rho ledger.Rho
+	ti  int32
+}
+
+// entry returns tenant ti's heap entry.
+func (o tenantOrder) entry(ti int32) tenantEntry {
+	return tenantEntry{rho: o.tenants[ti].st.Account.Rho, ti: ti}
+}
+
+func (o tenantOrder) less(x, y tenantEntry) bool {
 	if o.order == nil {
-		// ByRho, the default, decides every tie by the id itself.
-		return ByRho(a, b) < 0
+		// ByRho, the default, which decides every tie by the id itself.
+		if c := x.rho.Compare(y.rho); c != 0 {
+			return c < 0
+		}
+		return o.tenants[x.ti].st.ID < o.tenants[y.ti].st.ID
 	}
+	a, b := &o.tenants[x.ti].st, &o.tenants[y.ti].st
 	c := o.order(a, b)
 	return c < 0 || c == 0 && a.ID < b.ID
 }
@@ -573,7 +590,7 @@ func (r *round) run() error {
 	th := r.th[:0]
 	defer func() { r.th = th }()
 	for ti := range r.tenants {
-		th = append(th, int32(ti))
+		th = append(th, r.tenLT.entry(int32(ti)))
 	}
 	var err error
 	if th, err = r.stage(th, Fair); err != nil {
@@ -583,7 +600,7 @@ func (r *round) run() error {
 		th = th[:0]
 		for ti := range r.tenants {
 			if len(r.tenants[ti].heap) > 0 {
-				th = append(th, int32(ti))
+				th = append(th, r.tenLT.entry(int32(ti)))
 			}
 		}
 		if th, err = r.stage(th, Backfill); err != nil {
@@ -599,14 +616,14 @@ func (r *round) run() error {
 // does not fit leaves the Fair stage, its pick kept for the Backfill stage;
 // in the Backfill stage the pick is dropped and the tenant goes on. It
 // returns th's array for reuse.
-func (r *round) stage(th []int32, s Stage) ([]int32, error) {
+func (r *round) stage(th []tenantEntry, s Stage) ([]tenantEntry, error) {
 	heapInit(th, r.tenLT)
 	for len(th) > 0 {
 		if r.isFull() {
 			r.full = true
 			break
 		}
-		ti := th[0]
+		ti := th[0].ti
 		ci, err := r.popCand(ti)
 		if err != nil {
 			return th, err
@@ -621,6 +638,7 @@ func (r *round) stage(th []int32, s Stage) ([]int32, error) {
 		}
 		switch {
 		case ok:
+			th[0].rho = r.tenants[ti].st.Account.Rho // pre-credited by the grant
 			heapFix(th, 0, r.tenLT)
 		case s == Fair:
 			t := &r.tenants[ti]
