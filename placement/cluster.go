@@ -99,15 +99,16 @@ type nodeState struct {
 	gpus     int
 	free     int
 	draining bool
+	// The node's key in its domains' trees, which lag behind it while it
+	// is listed in Cluster.dirty: in them (tin) with tfree free GPUs. (The
+	// flags sit beside draining, so that the record takes 160 bytes.)
+	tin      bool
+	dirty    bool
+	tfree    int
 	topology []string // immutable, shared by copies
 	domains  []int    // domain ordinal per level, immutable, shared by copies
 	lo       uint64   // occupancy of GPUs 0..63
 	hi       []uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64
-	// The node's key in its domains' trees, which lag behind it while it
-	// is listed in Cluster.dirty: in them (tin) with tfree free GPUs.
-	tin   bool
-	dirty bool
-	tfree int
 }
 
 func (n *nodeState) held(i int) bool {
@@ -143,8 +144,21 @@ func (n *nodeState) lowestFree(k int) []int {
 	return n.appendLowestFree(make([]int, 0, k), k)
 }
 
-// appendLowestFree appends the k lowest free GPU indices to out, ascending.
+// appendLowestFree appends the k lowest free GPU indices to out, ascending:
+// O(k) from the occupancy bits of a node of up to 64 GPUs, O(gpus) for a
+// larger one.
 func (n *nodeState) appendLowestFree(out []int, k int) []int {
+	if n.gpus <= 64 {
+		free := ^n.lo
+		if n.gpus < 64 {
+			free &= 1<<uint(n.gpus) - 1
+		}
+		for ; k > 0 && free != 0; k-- {
+			out = append(out, bits.TrailingZeros64(free))
+			free &= free - 1 // the next one
+		}
+		return out
+	}
 	for i := 0; i < n.gpus && k > 0; i++ {
 		if !n.held(i) {
 			out = append(out, i)

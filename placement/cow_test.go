@@ -269,6 +269,7 @@ func TestRecordSizes(t *testing.T) {
 		{"allocEntry", unsafe.Sizeof(allocEntry{}), 16},
 		{"slotRec", unsafe.Sizeof(slotRec{}), 120},
 		{"assignRec", unsafe.Sizeof(assignRec{}), 192},
+		{"nodeState", unsafe.Sizeof(nodeState{}), 160},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s is %d bytes, its doc says %d", tc.name, tc.got, tc.want)
