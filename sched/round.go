@@ -73,7 +73,7 @@ type cand struct {
 
 type tenantRec struct {
 	st      TenantState
-	heap    []int32
+	heap    []candEntry
 	out     bool
 	ready   bool  // job accounts read, rewards computed, heap built
 	blocked int32 // the pick that did not fit in the fair stage, or -1
@@ -137,7 +137,7 @@ type round struct {
 	ids         idSet
 	tenantIDs   tenantSet
 	counts      []int32
-	heaps       []int32
+	heaps       []candEntry
 	th          []tenantEntry
 	grants      []Grant
 	waiting     []Wait
@@ -417,13 +417,13 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	for i := range r.cands {
 		t := &r.tenants[r.cands[i].tenant]
-		t.heap = append(t.heap, int32(i))
+		t.heap = append(t.heap, candEntry{ci: int32(i)})
 	}
 	tie := opts.TieBreak
 	if tie == nil {
 		tie = BySubmit
 	}
-	r.candLT = candOrder{key: r.key, cands: r.cands, in: r.in, tie: tie}
+	r.candLT = candOrder{cands: r.cands, in: r.in, tie: tie}
 	r.tenLT = tenantOrder{tenants: r.tenants, order: opts.TenantOrder}
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
@@ -462,13 +462,17 @@ func resize[T any](s []T, n int) []T {
 // reaches (the cluster filled up first) cost nothing here.
 func (r *round) prepare(ti int32) error {
 	t := &r.tenants[ti]
-	for _, ci := range t.heap {
+	for i := range t.heap {
+		e := &t.heap[i]
+		ci := e.ci
 		c := &r.in[ci]
 		acct, ok := r.accounts.JobAccount(c.Job)
 		if !ok {
 			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
 		}
-		r.setScore(ci, r.reward(c, acct))
+		s := r.reward(c, acct)
+		r.setScore(ci, s)
+		e.k0, e.k1 = s.At(0), s.At(1)
 	}
 	heapInit(t.heap, r.candLT)
 	t.ready = true
@@ -486,7 +490,6 @@ func (r *round) setScore(ci int32, s Score) {
 		r.key1 = resize(r.key1, len(r.cands))
 		clear(r.key1)
 		r.has1 = true
-		r.candLT.key1 = r.key1
 	}
 	r.key1[ci] = s.v[1]
 	if s.n > 2 {
@@ -516,27 +519,38 @@ func (r *round) score(ci int32) Score {
 
 // candOrder orders candidates: higher reward first, then the tie-break
 // (Options.TieBreak, or [BySubmit], set once per round), then the job id.
-// The rewards are compared component by component in the round's dense
-// arrays (see round.key), so that most comparisons touch 8 bytes per
-// candidate; key1 and rest are nil in a round without longer rewards.
+// The first two components of the rewards are compared in the heap entries
+// (candEntry), the others in rest, nil in a round without rewards longer
+// than two.
 type candOrder struct {
-	key   []float64
-	key1  []float64
 	rest  []Score
 	cands []cand
 	in    []Candidate
 	tie   TieBreak
 }
 
-func (o candOrder) less(i, j int32) bool {
-	if c := cmp.Compare(o.key[i], o.key[j]); c != 0 {
+// candEntry is a candidate in its tenant's heap: its index and the first
+// two components of its reward (0 where the reward is shorter, as
+// Score.Compare counts a missing component), which decide most comparisons
+// without reading the round's arrays at random.
+type candEntry struct {
+	k0, k1 float64
+	ci     int32
+}
+
+func (o candOrder) less(a, b candEntry) bool {
+	if c := cmp.Compare(a.k0, b.k0); c != 0 {
 		return c > 0
 	}
-	if o.key1 != nil {
-		if c := cmp.Compare(o.key1[i], o.key1[j]); c != 0 {
-			return c > 0
-		}
+	if c := cmp.Compare(a.k1, b.k1); c != 0 {
+		return c > 0
 	}
+	return o.lessRest(a.ci, b.ci)
+}
+
+// lessRest orders candidates i and j whose first two reward components are
+// equal: by the rest of the reward, the tie-break, then the job id.
+func (o candOrder) lessRest(i, j int32) bool {
 	if o.rest != nil {
 		a, b := &o.rest[i], &o.rest[j]
 		for k := 2; k < MaxScoreLen; k++ {
@@ -624,10 +638,11 @@ func (r *round) stage(th []tenantEntry, s Stage) ([]tenantEntry, error) {
 			break
 		}
 		ti := th[0].ti
-		ci, err := r.popCand(ti)
+		ce, err := r.popCand(ti)
 		if err != nil {
 			return th, err
 		}
+		ci := ce.ci
 		if ci < 0 {
 			heapPop(&th, r.tenLT)
 			continue
@@ -645,7 +660,7 @@ func (r *round) stage(th []tenantEntry, s Stage) ([]tenantEntry, error) {
 			t.out = true
 			t.blocked = ci
 			t.reason = r.reasons[r.cands[ci].reason-1]
-			heapPush(&t.heap, ci, r.candLT) // tried again by the backfill stage
+			heapPush(&t.heap, ce, r.candLT) // tried again by the backfill stage
 			heapPop(&th, r.tenLT)
 		}
 	}
@@ -658,21 +673,23 @@ func (r *round) isFull() bool {
 	return r.free != nil && r.free()+r.expHeld == 0
 }
 
-// popCand removes and returns tenant ti's best undecided candidate, or -1.
-func (r *round) popCand(ti int32) (int32, error) {
+// popCand removes and returns the heap entry of tenant ti's best undecided
+// candidate, or an entry of index -1.
+func (r *round) popCand(ti int32) (candEntry, error) {
+	none := candEntry{ci: -1}
 	t := &r.tenants[ti]
 	if !t.ready {
 		if err := r.prepare(ti); err != nil {
-			return -1, err
+			return none, err
 		}
 	}
 	for len(t.heap) > 0 {
-		ci := heapPop(&t.heap, r.candLT)
-		if r.cands[ci].status == pending {
-			return ci, nil
+		ce := heapPop(&t.heap, r.candLT)
+		if r.cands[ce.ci].status == pending {
+			return ce, nil
 		}
 	}
-	return -1, nil
+	return none, nil
 }
 
 func (r *round) placerErr(ci int32, what string, err error) error {
