@@ -76,11 +76,67 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 }
 
 // workload opens the job source, again for every run.
+//
+// A trace read to derive the quotas (-quota requested or equal) is read
+// again by every run. The quota pass keeps the jobs it reads, as long as
+// they fit in keptJobsBytes, and the runs replay them instead of parsing
+// the file again; a larger trace is streamed by every pass as before.
 type workload struct {
 	name    string
 	open    func() (trace.Source, error)
 	skipped trace.Skipped
 	last    *trace.Reader
+	kept    []trace.Job // every job of the trace, read once, or nil
+	keep    int         // the bytes kept may take (keptJobsBytes)
+}
+
+// keptJobsBytes bounds the memory the jobs of a trace read for its quotas
+// may keep (see workload): 16 MiB, some 100 k jobs.
+const keptJobsBytes = 16 << 20
+
+// keeper passes on the jobs of src and keeps them while they fit in limit
+// bytes (full once they do not), in chunks of keptChunk jobs: a growing
+// slice would copy them over and over.
+type keeper struct {
+	src    trace.Source
+	chunks [][]trace.Job
+	bytes  int
+	limit  int
+	full   bool
+}
+
+const keptChunk = 4096
+
+func (k *keeper) Next() (trace.Job, error) {
+	j, err := k.src.Next()
+	if err != nil || k.full {
+		return j, err
+	}
+	// The job's record (120 bytes on 64-bit platforms, rounded up) and
+	// its id; tenants, users and states are shared.
+	if k.bytes += 128 + len(j.ID); k.bytes > k.limit {
+		k.full, k.chunks = true, nil
+		return j, nil
+	}
+	if n := len(k.chunks); n == 0 || len(k.chunks[n-1]) == keptChunk {
+		k.chunks = append(k.chunks, make([]trace.Job, 0, keptChunk))
+	}
+	c := &k.chunks[len(k.chunks)-1]
+	*c = append(*c, j)
+	return j, nil
+}
+
+// jobs returns the jobs kept, in one slice.
+func (k *keeper) jobs() []trace.Job {
+	n := 0
+	for _, c := range k.chunks {
+		n += len(c)
+	}
+	all := make([]trace.Job, 0, n)
+	for _, c := range k.chunks {
+		all = append(all, c...)
+	}
+	return all
 }
 
 func newWorkload(o options) (*workload, error) {
@@ -92,8 +148,11 @@ func newWorkload(o options) (*workload, error) {
 			open: func() (trace.Source, error) { return trace.Synthetic(cfg), nil },
 		}, nil
 	}
-	w := &workload{name: o.trace}
+	w := &workload{name: o.trace, keep: keptJobsBytes}
 	w.open = func() (trace.Source, error) {
+		if w.kept != nil {
+			return trace.FromJobs(w.kept), nil
+		}
 		if w.last != nil {
 			w.skipped = w.last.Skipped()
 			w.last.Close()
@@ -134,10 +193,14 @@ func quotas(o options, w *workload) (map[string]float64, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		q, err := read(src)
+		k := &keeper{src: src, limit: w.keep, full: o.trace == ""} // a synthetic workload is cheap to make again
+		q, err := read(k)
 		w.close()
 		if err != nil {
 			return nil, "", err
+		}
+		if !k.full {
+			w.kept = k.jobs() // not nil, even for an empty trace
 		}
 		return q, name, nil
 	}

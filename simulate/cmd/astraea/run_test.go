@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/astraea-sched/astraea/simulate/metrics"
+	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
 func runArgs(t *testing.T, args ...string) string {
@@ -139,5 +141,72 @@ func TestRunIterationReportsLostWork(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestWorkloadReplaysTheQuotaPass: a trace read for its quotas is kept and
+// replayed by the runs, which see exactly the jobs (and skipped rows) that
+// reading the file again gives; a trace larger than the bound is read
+// again instead.
+func TestWorkloadReplaysTheQuotaPass(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "jobs.csv")
+	csv := "tenant,job,gpus,submit,duration,state\n" +
+		"a,j1,4,2020-01-01 00:00:00,600,COMPLETED\n" +
+		"b,j2,x,2020-01-01 00:00:30,600,COMPLETED\n" +
+		"b,j3,8,2020-01-01 00:01:00,1200,FAILED\n" +
+		"a,j4,2,2020-01-01 00:02:00,60,\n"
+	if err := os.WriteFile(tr, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.Open(tr, trace.Options{Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := trace.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSkipped := r.Skipped()
+	r.Close()
+	for _, c := range []struct {
+		name string
+		keep int
+		kept bool
+	}{
+		{"a trace within the bound is kept", keptJobsBytes, true},
+		{"a trace past the bound is read again", 200, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := options{trace: tr, quota: "requested", lenient: true}
+			w, err := newWorkload(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.keep = c.keep
+			if _, _, err := quotas(o, w); err != nil {
+				t.Fatal(err)
+			}
+			if (w.kept != nil) != c.kept {
+				t.Fatalf("kept %d jobs, want kept %v", len(w.kept), c.kept)
+			}
+			for run := range 2 {
+				src, err := w.open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := trace.ReadAll(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("run %d reads %+v, want %+v", run, got, want)
+				}
+			}
+			w.close()
+			if !reflect.DeepEqual(w.skipped, wantSkipped) {
+				t.Fatalf("skipped %+v, want %+v", w.skipped, wantSkipped)
+			}
+		})
 	}
 }
