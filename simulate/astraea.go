@@ -607,7 +607,7 @@ func (p *roundPlan) matches(d Decision) bool {
 	}
 	for i, g := range p.res.Grants {
 		dg := &d.Grants[i]
-		if dg.Job != string(g.Job) || dg.Renew != (g.Kind == sched.Renewed) || !dg.Placement.Equal(g.Placement) {
+		if dg.Job != string(g.Job) || dg.Renew != (g.Kind == sched.Renewed) || !samePlacement(dg.Placement, g.Placement) {
 			return false
 		}
 	}

@@ -691,18 +691,15 @@ func (e *engine) modelErr(j *job, err error) error {
 // leaveCluster frees a running job's GPUs in the cluster and takes it out
 // of the running set (it finishes or is suspended).
 func (e *engine) leaveCluster(j *job) error {
-	p := j.st.Placement
 	if !e.planReleased {
-		var err error
-		if p, err = e.cluster.Release(j.st.Job.ID); err != nil {
+		if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
 			return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
 		}
 	}
-	ixs := j.st.slotNodes
-	if !samePlacement(p, j.st.Placement) {
-		ixs = nil // the cluster's answer, whose slots they do not number
-	}
-	e.nodes.change(p, ixs, +1)
+	// The cluster held the job's placement (Config.Check compares the
+	// free counts with the cluster's), whose slots' nodes the state
+	// numbers.
+	e.nodes.change(j.st.Placement, j.st.slotNodes, +1)
 	e.running.remove(j)
 	return nil
 }
