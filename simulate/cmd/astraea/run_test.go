@@ -63,17 +63,25 @@ func TestRunJSONIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestRunTraceQuotaAndOut(t *testing.T) {
-	dir := t.TempDir()
+// writeTrace writes a generic CSV trace of the given rows (after the
+// header) to dir and returns its path.
+func writeTrace(t *testing.T, dir string, rows ...string) string {
+	t.Helper()
 	tr := filepath.Join(dir, "jobs.csv")
-	csv := "tenant,job,gpus,submit,duration,state\n" +
-		"a,j1,4,2020-01-01 00:00:00,600,COMPLETED\n" +
-		"b,j2,8,2020-01-01 00:01:00,1200,FAILED\n" +
-		"a,j3,2,2020-01-01 00:02:00,60,\n" +
-		"b,j4,64,2020-01-01 00:03:00,60,COMPLETED\n"
+	csv := "tenant,job,gpus,submit,duration,state\n" + strings.Join(rows, "\n") + "\n"
 	if err := os.WriteFile(tr, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return tr
+}
+
+func TestRunTraceQuotaAndOut(t *testing.T) {
+	dir := t.TempDir()
+	tr := writeTrace(t, dir,
+		"a,j1,4,2020-01-01 00:00:00,600,COMPLETED",
+		"b,j2,8,2020-01-01 00:01:00,1200,FAILED",
+		"a,j3,2,2020-01-01 00:02:00,60,",
+		"b,j4,64,2020-01-01 00:03:00,60,COMPLETED")
 	text := runArgs(t, "-trace", tr, "-quota", "equal", "-nodes", "2", "-policy", "astraea,fifo")
 	for _, want := range []string{"excluded: 1 jobs larger than the cluster", "quotas (equal)", "fifo"} {
 		if !strings.Contains(text, want) {
@@ -149,16 +157,11 @@ func TestRunIterationReportsLostWork(t *testing.T) {
 // reading the file again gives; a trace larger than the bound is read
 // again instead.
 func TestWorkloadReplaysTheQuotaPass(t *testing.T) {
-	dir := t.TempDir()
-	tr := filepath.Join(dir, "jobs.csv")
-	csv := "tenant,job,gpus,submit,duration,state\n" +
-		"a,j1,4,2020-01-01 00:00:00,600,COMPLETED\n" +
-		"b,j2,x,2020-01-01 00:00:30,600,COMPLETED\n" +
-		"b,j3,8,2020-01-01 00:01:00,1200,FAILED\n" +
-		"a,j4,2,2020-01-01 00:02:00,60,\n"
-	if err := os.WriteFile(tr, []byte(csv), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tr := writeTrace(t, t.TempDir(),
+		"a,j1,4,2020-01-01 00:00:00,600,COMPLETED",
+		"b,j2,x,2020-01-01 00:00:30,600,COMPLETED",
+		"b,j3,8,2020-01-01 00:01:00,1200,FAILED",
+		"a,j4,2,2020-01-01 00:02:00,60,")
 	r, err := trace.Open(tr, trace.Options{Lenient: true})
 	if err != nil {
 		t.Fatal(err)
