@@ -60,15 +60,14 @@ const (
 // cand is the round's state of candidate i (r.in[i]): 12 bytes, without
 // a pointer, so that the garbage collector never scans the round's largest
 // array and a round of 100,000 candidates keeps it in 1.2 MB. Its reward
-// lives beside it (see round.score), and the candidate that preempted it,
-// if any, in round.by.
+// lives in its heap entry (candEntry), and the candidate that preempted
+// it, if any, in round.by.
 type cand struct {
 	reason int32 // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
 	tenant int32
 	status status
-	moved  bool  // a running candidate whose GPUs were granted to another
-	freed  bool  // a running candidate released from the placer
-	slen   uint8 // the length of the candidate's reward (Score.Len)
+	moved  bool // a running candidate whose GPUs were granted to another
+	freed  bool // a running candidate released from the placer
 }
 
 type tenantRec struct {
@@ -91,15 +90,13 @@ type round struct {
 	lease float64 // seconds
 	in    []Candidate
 	cands []cand
-	// The candidates' rewards, set by prepare: the first component of
-	// each in key, the second in key1 and whole rewards of more than two
-	// components in rest. key1 and rest exist only in a round whose reward
-	// gives such scores (has1, hasRest); a candidate whose reward is
-	// shorter reads 0 there, as Score.Compare counts a missing component.
-	key     []float64
-	key1    []float64
+	// The candidates' rewards, set by prepare: the first two components
+	// and the length in the candidates' heap entries (candEntry), whole
+	// rewards of more than two components also in rest, which exists only
+	// in a round whose reward gives such scores (hasRest); a candidate
+	// whose reward is shorter reads 0 there, as Score.Compare counts a
+	// missing component.
 	rest    []Score
-	has1    bool
 	hasRest bool
 	running []int32         // indices of running candidates, in input order
 	by      map[int32]int32 // preempted (moved) candidate → the candidate granted its GPUs
@@ -281,7 +278,7 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	r.opts, r.lease, r.p = opts, in.Lease.Seconds(), in.Placer
 	r.a, r.clone, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, 0, false, 0
-	r.has1, r.hasRest = false, false
+	r.hasRest = false
 	r.grantedGPUs = 0
 	clear(r.by)
 	r.running = r.running[:0]
@@ -319,7 +316,6 @@ func (r *round) init(in Input, opts Options) error {
 	n := len(in.Candidates)
 	r.in = in.Candidates
 	r.cands = resize(r.cands, n)
-	r.key = resize(r.key, n)
 	ids := &r.ids
 	ids.begin(in.Candidates)
 	tenantIDs := &r.tenantIDs
@@ -471,48 +467,37 @@ func (r *round) prepare(ti int32) error {
 			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
 		}
 		s := r.reward(c, acct)
-		r.setScore(ci, s)
-		e.k0, e.k1 = s.At(0), s.At(1)
+		e.k0, e.k1, e.slen = s.At(0), s.At(1), s.n
+		if s.n > 2 {
+			r.setRest(ci, s)
+		}
 	}
 	heapInit(t.heap, r.candLT)
 	t.ready = true
 	return nil
 }
 
-// setScore records s as candidate ci's reward.
-func (r *round) setScore(ci int32, s Score) {
-	r.key[ci] = s.At(0)
-	r.cands[ci].slen = s.n
-	if s.n < 2 {
-		return
+// setRest records s, of more than two components, as candidate ci's
+// reward in rest.
+func (r *round) setRest(ci int32, s Score) {
+	if !r.hasRest {
+		r.rest = resize(r.rest, len(r.cands))
+		clear(r.rest)
+		r.hasRest = true
+		r.candLT.rest = r.rest
 	}
-	if !r.has1 {
-		r.key1 = resize(r.key1, len(r.cands))
-		clear(r.key1)
-		r.has1 = true
-	}
-	r.key1[ci] = s.v[1]
-	if s.n > 2 {
-		if !r.hasRest {
-			r.rest = resize(r.rest, len(r.cands))
-			clear(r.rest)
-			r.hasRest = true
-			r.candLT.rest = r.rest
-		}
-		r.rest[ci] = s
-	}
+	r.rest[ci] = s
 }
 
-// score returns candidate ci's reward, as setScore recorded it.
-func (r *round) score(ci int32) Score {
-	n := r.cands[ci].slen
-	if n > 2 {
-		return r.rest[ci]
+// score returns the reward of e's candidate, as prepare recorded it.
+func (r *round) score(e candEntry) Score {
+	if e.slen > 2 {
+		return r.rest[e.ci]
 	}
-	s := Score{n: n}
-	s.v[0] = r.key[ci]
-	if n == 2 {
-		s.v[1] = r.key1[ci]
+	s := Score{n: e.slen}
+	s.v[0] = e.k0
+	if e.slen == 2 {
+		s.v[1] = e.k1
 	}
 	return s
 }
@@ -529,13 +514,15 @@ type candOrder struct {
 	tie   TieBreak
 }
 
-// candEntry is a candidate in its tenant's heap: its index and the first
-// two components of its reward (0 where the reward is shorter, as
+// candEntry is a candidate in its tenant's heap: its index, the first two
+// components of its reward (0 where the reward is shorter, as
 // Score.Compare counts a missing component), which decide most comparisons
-// without reading the round's arrays at random.
+// without reading the round's arrays at random, and the reward's length
+// (24 bytes).
 type candEntry struct {
 	k0, k1 float64
 	ci     int32
+	slen   uint8
 }
 
 func (o candOrder) less(a, b candEntry) bool {
@@ -647,7 +634,7 @@ func (r *round) stage(th []tenantEntry, s Stage) ([]tenantEntry, error) {
 			heapPop(&th, r.tenLT)
 			continue
 		}
-		ok, err := r.try(ci, ti, s)
+		ok, err := r.try(ce, ti, s)
 		if err != nil {
 			return th, err
 		}
@@ -814,9 +801,10 @@ func (r *round) remember(d ledger.GPUs, ri int32) {
 	r.memo[d] = ri
 }
 
-// try decides candidate ci of tenant ti: it grants it and returns true, or
-// records why it does not fit and returns false.
-func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
+// try decides candidate e.ci of tenant ti: it grants it and returns true,
+// or records why it does not fit and returns false.
+func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
+	ci := e.ci
 	c := &r.in[ci]
 	id := string(c.Job)
 	if c.Running && !r.cands[ci].moved {
@@ -828,11 +816,11 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 			}
 		}
 		r.changed()
-		r.grant(ci, ti, stage, Renewed, c.Placement, nil)
+		r.grant(e, ti, stage, Renewed, c.Placement, nil)
 		return true, nil
 	}
 	if ri := r.failed(c.Demand); ri > 0 {
-		r.fail(ci, ti, stage, ri)
+		r.fail(e, ti, stage, ri)
 		return false, nil
 	}
 	d := int(c.Demand)
@@ -846,7 +834,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 		}
 		if nofit == nil {
 			r.changed()
-			r.grant(ci, ti, stage, New, q, nil)
+			r.grant(e, ti, stage, New, q, nil)
 			return true, nil
 		}
 		rs = noFit(d, nofit)
@@ -875,7 +863,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 				ids = append(ids, r.in[v].Job)
 			}
 			r.changed()
-			r.grant(ci, ti, stage, New, q, ids)
+			r.grant(e, ti, stage, New, q, ids)
 			return true, nil
 		}
 		if _, ok := err.(*placement.NoFitError); !ok {
@@ -893,7 +881,7 @@ func (r *round) try(ci, ti int32, stage Stage) (bool, error) {
 	}
 	ri := r.addReason(rs)
 	r.remember(c.Demand, ri)
-	r.fail(ci, ti, stage, ri)
+	r.fail(e, ti, stage, ri)
 	return false, nil
 }
 
@@ -1048,7 +1036,8 @@ func (r *round) addReason(rs Reason) int32 {
 	return int32(len(r.reasons))
 }
 
-func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
+func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
+	ci := e.ci
 	c := &r.in[ci]
 	t := &r.tenants[ti]
 	var before TenantState
@@ -1067,7 +1056,7 @@ func (r *round) grant(ci, ti int32, stage Stage, kind GrantKind, p placement.Pla
 		Kind:            kind,
 		Placement:       p,
 		Stage:           stage,
-		Reward:          r.score(ci),
+		Reward:          r.score(e),
 		TenantRhoBefore: rhoBefore,
 		TenantRhoAfter:  t.st.Account.Rho,
 		Preempts:        preempts,
@@ -1106,14 +1095,15 @@ func (r *round) growGrants() {
 	r.res.Grants = gs
 }
 
-// fail records that candidate ci did not fit, for the reason with index ri
-// (1 +) in r.reasons.
-func (r *round) fail(ci, ti int32, stage Stage, ri int32) {
+// fail records that candidate e.ci did not fit, for the reason with index
+// ri (1 +) in r.reasons.
+func (r *round) fail(e candEntry, ti int32, stage Stage, ri int32) {
+	ci := e.ci
 	r.cands[ci].reason = ri
 	r.steps++
 	if r.opts.Trace != nil {
 		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: r.tenants[ti].st, Job: r.in[ci],
-			Reward: r.score(ci), Reason: r.reasons[ri-1], OutOfPlay: stage == Fair})
+			Reward: r.score(e), Reason: r.reasons[ri-1], OutOfPlay: stage == Fair})
 	}
 }
 
