@@ -661,22 +661,21 @@ func (r *round) isFull() bool {
 }
 
 // popCand removes and returns the heap entry of tenant ti's best undecided
-// candidate, or an entry of index -1.
+// candidate, or an entry of index -1. Every candidate in a heap is
+// undecided: a candidate is decided only by try, after its pop, and goes
+// back to its heap only undecided (a failed pick kept for the backfill
+// stage), so the pop reads nothing of the candidate's state.
 func (r *round) popCand(ti int32) (candEntry, error) {
-	none := candEntry{ci: -1}
 	t := &r.tenants[ti]
 	if !t.ready {
 		if err := r.prepare(ti); err != nil {
-			return none, err
+			return candEntry{ci: -1}, err
 		}
 	}
-	for len(t.heap) > 0 {
-		ce := heapPop(&t.heap, r.candLT)
-		if r.cands[ce.ci].status == pending {
-			return ce, nil
-		}
+	if len(t.heap) == 0 {
+		return candEntry{ci: -1}, nil
 	}
-	return none, nil
+	return heapPop(&t.heap, r.candLT), nil
 }
 
 func (r *round) placerErr(ci int32, what string, err error) error {
