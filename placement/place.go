@@ -106,10 +106,14 @@ func topSum(t *btree.BTreeG[key], k int) int {
 // choose picks the nodes of p for demand and the GPUs to use on each:
 // single node: the best fit; k nodes: the k−1 largest free blocks whole
 // (ties by lowest id), then the remainder from the best-fitting other node.
-// O(k log n + GPUs of the chosen nodes).
-func (c *Cluster) choose(p plan, demand int) Placement {
+// If ords is not nil, the ordinals of the chosen nodes are appended to it,
+// in slot order. O(k log n + GPUs of the chosen nodes).
+func (c *Cluster) choose(p plan, demand int, ords *[]int) Placement {
 	if p.nodes == 1 {
 		b := p.best
+		if ords != nil {
+			*ords = append(*ords, b.ord)
+		}
 		return Placement{Slots: []Slot{{Node: b.id, GPUs: c.recs.at(b.ord).lowestFree(demand)}}}
 	}
 	taken := make([]key, 0, p.nodes)
@@ -149,12 +153,17 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 		rem = x
 		return false
 	})
+	// The chosen nodes, each with the GPUs it gives, in node id order.
+	rem.n = rest
+	taken = append(taken, rem)
+	slices.SortFunc(taken, func(a, b key) int { return strings.Compare(a.id, b.id) })
 	slots := make([]Slot, 0, p.nodes)
 	for _, x := range taken {
 		slots = append(slots, Slot{Node: x.id, GPUs: c.recs.at(x.ord).lowestFree(x.n)})
+		if ords != nil {
+			*ords = append(*ords, x.ord)
+		}
 	}
-	slots = append(slots, Slot{Node: rem.id, GPUs: c.recs.at(rem.ord).lowestFree(rest)})
-	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.Node, b.Node) })
 	return Placement{Slots: slots}
 }
 
@@ -174,7 +183,7 @@ func (c *Cluster) Place(demand int) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
-	return c.choose(p, demand), nil
+	return c.choose(p, demand, nil), nil
 }
 
 // Assign places demand GPUs and allocates them under id in one step: it
@@ -213,13 +222,14 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 		c.markSlot(b.ord, r.slots[1], true)
 		return Placement{Slots: r.slots[0:1:1]}, nil
 	}
-	q := c.choose(p, demand)
+	var buf [maxIndexedSpan]int
+	ords := buf[:0]
+	q := c.choose(p, demand, &ords)
 	if err := c.store(newAllocRec(id, q)); err != nil {
 		return Placement{}, err
 	}
-	for _, s := range q.Slots {
-		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
-		c.markSlot(n.ord, s, true)
+	for i, s := range q.Slots {
+		c.markSlot(ords[i], s, true)
 	}
 	return q, nil
 }
