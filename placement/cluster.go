@@ -431,10 +431,12 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 // first (ordinals are never reused) and slots being those of the
 // allocation table (between two and four per allocation at the most
 // allocations held so far), plus the rebuild of the free-capacity index if
-// a node was added or removed since it was last read, plus
-// bringing every domain of c whose top sums lag behind its nodes up to
-// date, for every span (once: further clones of an unchanged c find
-// nothing to do) — the indexes are copy-on-write B-trees, the node and
+// a node was added or removed since it was last read, plus moving the
+// keys of the nodes changed since the last multi-node decision in their
+// domains' trees and bringing every domain of c whose top sums lag behind
+// its nodes up to date, for every span (once: further clones of an
+// unchanged c find nothing to do) — the indexes are copy-on-write B-trees
+// and bitsets (see freeIndex), the node and
 // domain records sit in copy-on-write arrays of 64-entry chunks (the clone
 // copies one pointer per chunk), the allocation table's slots in
 // copy-on-write leaves of 64 and pages of 64 leaves (the clone copies one
