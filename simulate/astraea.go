@@ -66,6 +66,7 @@ type Astraea struct {
 	preempt []string
 	view    ledger.View
 	single  singleLevel
+	racc    roundAccounts
 	gains   []nodeGain
 	rounds  sched.Rounder
 	place   inPlace   // the round's Placer
@@ -107,7 +108,39 @@ func (a *Astraea) AccountsMode() ledger.Mode { return a.opt.Accounts }
 type oldJob struct {
 	js  *JobState
 	rho ledger.Rho
-	w   *waiting // the trimmer's record of the job
+	// w is the trimmer's record of the job; for a job read this round, nil
+	// if it has no account, else its memo holds the account read.
+	w *waiting
+}
+
+// roundAccounts are a round's accounts that answer a job the trimmer read
+// this round (and kept) from what it read, instead of reading it again:
+// the view does not change during a round. Ids are compared with ==, which
+// returns at once for the same string (the round asks with the id it was
+// given, the state's own); another job costs a comparison. O(k) per
+// lookup for k jobs kept after a read (a few per round).
+type roundAccounts struct {
+	acc  sched.Accounts
+	read []readAccount
+}
+
+// readAccount is a job's account as the trimmer read it this round.
+type readAccount struct {
+	id string
+	a  ledger.Account
+}
+
+func (r *roundAccounts) TenantAccount(id ledger.TenantID) (ledger.Account, bool) {
+	return r.acc.TenantAccount(id)
+}
+
+func (r *roundAccounts) JobAccount(id ledger.JobID) (ledger.Account, bool) {
+	for i := range r.read {
+		if r.read[i].id == string(id) {
+			return r.read[i].a, true
+		}
+	}
+	return r.acc.JobAccount(id)
 }
 
 // singleTenant is the one pseudo-tenant of the single-level variant.
@@ -217,6 +250,10 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		add(r, true)
 	}
 	a.cands = cands
+	if len(a.trim.reads) > 0 {
+		a.racc = roundAccounts{acc: acc, read: a.trim.reads}
+		acc = &a.racc
+	}
 	// The round plans on the cluster itself and is undone below: cheaper
 	// than a copy-on-write clone, whose first writes copy B-tree nodes on
 	// both sides (a rejected round undoes itself).
@@ -812,6 +849,7 @@ type trimmer struct {
 	epochSet bool
 
 	kept    []*JobState
+	reads   []readAccount // the accounts of jobs kept after a read this round
 	ranked  []oldJob
 	bounded []boundRef // jobs of a group with a lower bound on ρ_job
 	// optimistic view by node (see perNode): hist[f] nodes with f free
@@ -925,6 +963,10 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 		}
 		for _, o := range t.firstOld(acc, clock, g, n) {
 			t.kept = append(t.kept, o.js)
+			if o.w != nil {
+				m := &o.w.memo
+				t.reads = append(t.reads, readAccount{id: o.js.Job.ID, a: ledger.Account{Alloc: ledger.GPUSeconds(m.alloc), FairShare: ledger.GPUSeconds(m.fair), Rho: o.rho}})
+			}
 		}
 		clear(t.ranked)
 		t.ranked = t.ranked[:0]
@@ -1029,7 +1071,7 @@ func (w *waiting) read(acc sched.Accounts, now roundClock) oldJob {
 	js := w.js
 	a, ok := acc.JobAccount(ledger.JobID(js.Job.ID))
 	if !ok {
-		return oldJob{js: js, rho: 1, w: w}
+		return oldJob{js: js, rho: 1}
 	}
 	prev := w.memo
 	w.memo = rhoMemo{
@@ -1197,6 +1239,8 @@ func (t *trimmer) reset(free int) {
 	t.oldKeys = t.oldKeys[:0]
 	clear(t.kept)
 	t.kept = t.kept[:0]
+	clear(t.reads)
+	t.reads = t.reads[:0]
 }
 
 // keep reports whether the next new job in submission order, js, must be a
