@@ -67,10 +67,13 @@ type Astraea struct {
 	view    ledger.View
 	single  singleLevel
 	racc    roundAccounts
-	gains   []nodeGain
-	rounds  sched.Rounder
-	place   inPlace   // the round's Placer
-	plan    roundPlan // the last round, left on the engine's cluster
+	// tenantReads are the tenant accounts renewsFirst read at this tick,
+	// which the round reads again (see roundAccounts)
+	tenantReads []readAccount
+	gains       []nodeGain
+	rounds      sched.Rounder
+	place       inPlace   // the round's Placer
+	plan        roundPlan // the last round, left on the engine's cluster
 	// credits and first are renewsFirst's scratch
 	credits []tenantCredit
 	first   [1]demandCount
@@ -120,17 +123,23 @@ type oldJob struct {
 // given, the state's own); another job costs a comparison. O(k) per
 // lookup for k jobs kept after a read (a few per round).
 type roundAccounts struct {
-	acc  sched.Accounts
-	read []readAccount
+	acc     sched.Accounts
+	read    []readAccount
+	tenants []readAccount // tenant accounts renewsFirst read this round
 }
 
-// readAccount is a job's account as the trimmer read it this round.
+// readAccount is a job's (or tenant's) account as read this round.
 type readAccount struct {
 	id string
 	a  ledger.Account
 }
 
 func (r *roundAccounts) TenantAccount(id ledger.TenantID) (ledger.Account, bool) {
+	for i := range r.tenants {
+		if r.tenants[i].id == string(id) {
+			return r.tenants[i].a, true
+		}
+	}
 	return r.acc.TenantAccount(id)
 }
 
@@ -172,6 +181,8 @@ func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return
 // O(tenants × demands) plus a tenant account read per tenant involved (see
 // renewsFirst).
 func (a *Astraea) Schedule(s *State) (Decision, error) {
+	clear(a.tenantReads)
+	a.tenantReads = a.tenantReads[:0]
 	expiring, expGPUs := len(s.Expiring), 0
 	for _, r := range s.Expiring {
 		expGPUs += r.Job.GPUs
@@ -250,8 +261,8 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		add(r, true)
 	}
 	a.cands = cands
-	if len(a.trim.reads) > 0 {
-		a.racc = roundAccounts{acc: acc, read: a.trim.reads}
+	if len(a.trim.reads) > 0 || len(a.tenantReads) > 0 {
+		a.racc = roundAccounts{acc: acc, read: a.trim.reads, tenants: a.tenantReads}
 		acc = &a.racc
 	}
 	// The round plans on the cluster itself and is undone below: cheaper
@@ -346,7 +357,7 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 		if !all.fitsAny(ds, s.nodes.largest) {
 			continue
 		}
-		acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[ti]))
+		acct, ok := a.tenantAccount(s, ti)
 		if !ok || math.IsNaN(float64(acct.Rho)) {
 			return false
 		}
@@ -357,7 +368,7 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 		if len(s.pendingByTenant[c.tenant]) > 0 {
 			continue // late: its own jobs may come before its renewals
 		}
-		acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[c.tenant]))
+		acct, ok := a.tenantAccount(s, int(c.tenant))
 		if !ok {
 			return false
 		}
@@ -373,6 +384,16 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 		}
 	}
 	return true
+}
+
+// tenantAccount reads tenant s.tenants[ti]'s account and keeps it for the
+// round (see roundAccounts).
+func (a *Astraea) tenantAccount(s *State, ti int) (ledger.Account, bool) {
+	acct, ok := s.Accounts.TenantAccount(ledger.TenantID(s.tenants[ti]))
+	if ok {
+		a.tenantReads = append(a.tenantReads, readAccount{id: s.tenants[ti], a: acct})
+	}
+	return acct, ok
 }
 
 // freeView is the largest free block and the free GPUs of a view of the
