@@ -446,6 +446,10 @@ func (e *engine) step(t time.Duration) error {
 	}
 	if live {
 		ev := e.q.pop()
+		if ev.kind == evLeaseEnd && !e.cfg.longWay {
+			e.leaseEndsAt(ev, t)
+			return nil
+		}
 		return e.handle(ev)
 	}
 	if len(e.stale) > 0 && e.stale[0] == t {
@@ -561,6 +565,26 @@ func (e *engine) staleSpan(t time.Duration) time.Duration {
 		e.staleHi = e.staleLo // keep nothing
 	}
 	return b
+}
+
+// leaseEndsAt handles the lease end ev at t and every other event due at
+// t, as many steps would: lease ends come last among events of one time, so
+// the others are lease ends too, and between them the loop would only step
+// again (no tick can come first: the tick they ask for is not before t,
+// and submissions at t come after the events at t). Each is counted as an
+// event. O(1) per event, without the loop's look at what comes next.
+func (e *engine) leaseEndsAt(ev event, t time.Duration) {
+	for {
+		if j := e.slab[ev.j]; j != nil && ev.gen == j.leaseGen && j.phase == phRunning {
+			e.expired = append(e.expired, j)
+			e.schedTick(t)
+		}
+		if e.q.Len() == 0 || e.q.top().at != t {
+			return
+		}
+		ev = e.q.pop()
+		e.res.Stats.Events++
+	}
 }
 
 func (e *engine) handle(ev event) error {
