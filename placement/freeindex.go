@@ -373,12 +373,45 @@ func (x *freeIndex) AscendGreaterOrEqual(pivot key, iterator btree.ItemIteratorG
 		if v > pivot.n {
 			r0 = 0
 		}
-		for r := x.nextRank(v, r0); r >= 0; r = x.nextRank(v, r+1) {
-			if !iterator(x.key(v, r)) {
-				return
+		if !x.ascendSet(v, r0, iterator) {
+			return
+		}
+	}
+}
+
+// ascendSet calls iterator for the key of every rank ≥ r0 in set v,
+// ascending, and reports whether it never returned false. O(1) per key in a
+// dense set, reading the words one by one.
+func (x *freeIndex) ascendSet(v, r0 int, iterator btree.ItemIteratorG[key]) bool {
+	s := x.set(v)
+	if s == nil {
+		return true
+	}
+	r0 = max(r0, 0)
+	c0, w0 := r0>>12, (r0>>6)&63
+	for ci := c0; ci < len(s.chunks); ci++ {
+		ch := s.chunks[ci]
+		if ch == nil {
+			continue
+		}
+		words := ch.any
+		if ci == c0 {
+			words &^= 1<<uint(w0) - 1 // from r0's word on
+		}
+		for ; words != 0; words &= words - 1 {
+			wi := bits.TrailingZeros64(words)
+			w := ch.w[wi]
+			if ci == c0 && wi == w0 {
+				w &^= 1<<uint(r0&63) - 1 // from r0 on
+			}
+			for ; w != 0; w &= w - 1 {
+				if !iterator(x.key(v, ci<<12|wi<<6|bits.TrailingZeros64(w))) {
+					return false
+				}
 			}
 		}
 	}
+	return true
 }
 
 // Ascend calls iterator for every key, ascending, until it returns false.
@@ -389,20 +422,58 @@ func (x *freeIndex) Ascend(iterator btree.ItemIteratorG[key]) {
 // DescendLessOrEqual calls iterator for every key ≤ pivot, descending,
 // until it returns false. Costs as AscendGreaterOrEqual.
 func (x *freeIndex) DescendLessOrEqual(pivot key, iterator btree.ItemIteratorG[key]) {
-	r0 := x.rankOf(pivot.id) - 1 // the last rank whose id is < pivot.id
-	if r0+1 < len(x.byRank) && x.byRank[r0+1].id == pivot.id {
-		r0++ // and the one equal to it
+	r0 := -1 // no id is ≤ ""
+	if pivot.id != "" {
+		r0 = x.rankOf(pivot.id) - 1 // the last rank whose id is < pivot.id
+		if r0+1 < len(x.byRank) && x.byRank[r0+1].id == pivot.id {
+			r0++ // and the one equal to it
+		}
 	}
 	for v := x.prevCount(pivot.n); v >= 0; v = x.prevCount(v - 1) {
 		if v < pivot.n {
 			r0 = len(x.byRank) - 1
 		}
-		for r := x.prevRank(v, r0); r >= 0; r = x.prevRank(v, r-1) {
-			if !iterator(x.key(v, r)) {
-				return
+		if !x.descendSet(v, r0, iterator) {
+			return
+		}
+	}
+}
+
+// descendSet calls iterator for the key of every rank ≤ r0 in set v,
+// descending, and reports whether it never returned false. Costs as
+// ascendSet.
+func (x *freeIndex) descendSet(v, r0 int, iterator btree.ItemIteratorG[key]) bool {
+	s := x.set(v)
+	if s == nil || r0 < 0 {
+		return true
+	}
+	c0, w0 := r0>>12, (r0>>6)&63
+	for ci := min(c0, len(s.chunks)-1); ci >= 0; ci-- {
+		ch := s.chunks[ci]
+		if ch == nil {
+			continue
+		}
+		words := ch.any
+		if ci == c0 {
+			words &= 2<<uint(w0) - 1 // up to r0's word (all for 63: 2<<63 is 0)
+		}
+		for words != 0 {
+			wi := 63 - bits.LeadingZeros64(words)
+			words &^= 1 << uint(wi)
+			w := ch.w[wi]
+			if ci == c0 && wi == w0 {
+				w &= 2<<uint(r0&63) - 1 // up to r0
+			}
+			for w != 0 {
+				b := 63 - bits.LeadingZeros64(w)
+				w &^= 1 << uint(b)
+				if !iterator(x.key(v, ci<<12|wi<<6|b)) {
+					return false
+				}
 			}
 		}
 	}
+	return true
 }
 
 // check verifies the index's own invariants: ranks in id order for the
