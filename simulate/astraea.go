@@ -1028,31 +1028,84 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 		}
 		bounded = keep
 	}
-	for i := len(bounded)/2 - 1; i >= 0; i-- {
-		siftBound(bounded, i)
-	}
-	for len(bounded) > 0 {
-		b := bounded[0]
-		if len(read) >= n && b.lo > read[0].rho {
-			break // every job left has ρ ≥ its bound > τ
+	// The bounded jobs are read in increasing order of their bounds: the
+	// few lowest (most rounds read no more) from a short sorted front,
+	// then, if need be, the rest from a heap.
+	front := lowestFirst(bounded, lowFront)
+	stop := false
+	for _, b := range bounded[:front] {
+		if read, stop = t.readBounded(acc, now, read, n, b); stop {
+			break
 		}
-		last := len(bounded) - 1
-		bounded[0] = bounded[last]
-		bounded = bounded[:last]
-		siftBound(bounded, 0)
-		o := b.w.read(acc, now)
-		switch {
-		case len(read) < n:
-			if read = append(read, o); len(read) == n {
-				firstN(read, n)
+	}
+	if rest := bounded[front:]; !stop && len(rest) > 0 {
+		for i := len(rest)/2 - 1; i >= 0; i-- {
+			siftBound(rest, i)
+		}
+		for len(rest) > 0 {
+			b := rest[0]
+			last := len(rest) - 1
+			rest[0] = rest[last]
+			rest = rest[:last]
+			siftBound(rest, 0)
+			if read, stop = t.readBounded(acc, now, read, n, b); stop {
+				break
 			}
-		case oldBefore(&o, &read[0]):
-			read[0] = o
-			siftOld(read, 0)
 		}
 	}
 	t.ranked = read[:max(first, len(read))] // all written, cleared by selectOld
 	return read
+}
+
+// readBounded reads b, the bounded job with the lowest bound not yet read,
+// into read (the n first read so far: a max-heap rooted at τ once full),
+// unless every job left already ranks behind them (stop: its bound, the
+// lowest left, is above τ).
+func (t *trimmer) readBounded(acc sched.Accounts, now roundClock, read []oldJob, n int, b boundRef) ([]oldJob, bool) {
+	if len(read) >= n && b.lo > read[0].rho {
+		return read, true // every job left has ρ ≥ its bound > τ
+	}
+	o := b.w.read(acc, now)
+	switch {
+	case len(read) < n:
+		if read = append(read, o); len(read) == n {
+			firstN(read, n)
+		}
+	case oldBefore(&o, &read[0]):
+		read[0] = o
+		siftOld(read, 0)
+	}
+	return read, false
+}
+
+// lowFront is how many of a group's lowest bounds firstOld puts in order
+// before it falls back to a heap: a round reads about five of them.
+const lowFront = 8
+
+// lowestFirst moves the k lowest bounds of h (all of them if fewer) to the
+// front of h, in increasing order, and returns how many it moved; the rest
+// follow in no particular order, none below them. O(len(h) × k) at worst,
+// one comparison for most of them.
+func lowestFirst(h []boundRef, k int) int {
+	k = min(k, len(h))
+	for i := 1; i < k; i++ { // the first k, sorted by insertion
+		for j := i; j > 0 && h[j].lo < h[j-1].lo; j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+	for i := k; i < len(h); i++ {
+		if !(h[i].lo < h[k-1].lo) {
+			continue
+		}
+		x := h[i]
+		h[i] = h[k-1]
+		j := k - 1
+		for ; j > 0 && x.lo < h[j-1].lo; j-- {
+			h[j] = h[j-1]
+		}
+		h[j] = x
+	}
+	return k
 }
 
 // roundClock is the time of a round as the trimmer's memos use it.

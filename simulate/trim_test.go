@@ -40,3 +40,31 @@ func TestPropertyFirstNMatchesSort(t *testing.T) {
 		}
 	})
 }
+
+// lowestFirst puts exactly the k lowest bounds first, in increasing order,
+// and leaves none lower behind them.
+func TestPropertyLowestFirstMatchesSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var h []boundRef
+		for range rapid.IntRange(0, 40).Draw(t, "jobs") {
+			h = append(h, boundRef{lo: ledger.Rho(rapid.SampledFrom([]float64{0, 0.25, 0.5, 1, 2, 3}).Draw(t, "bound"))})
+		}
+		k := rapid.IntRange(1, 10).Draw(t, "k")
+		want := slices.Clone(h)
+		slices.SortFunc(want, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+		got := lowestFirst(h, k)
+		if got != min(k, len(h)) {
+			t.Fatalf("lowestFirst moved %d, want %d", got, min(k, len(h)))
+		}
+		for i := range got {
+			if h[i].lo != want[i].lo {
+				t.Fatalf("front %v, want %v", h[:got], want[:got])
+			}
+		}
+		for _, x := range h[got:] {
+			if got > 0 && x.lo < h[got-1].lo {
+				t.Fatalf("%v behind the front %v", x.lo, h[:got])
+			}
+		}
+	})
+}
