@@ -1048,7 +1048,15 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 	t.st.Account.Rho = ledger.Ratio(t.st.Account.Alloc, t.st.Account.FairShare)
 	t.st.Grants++
 	t.st.GPUs += c.Demand
-	g := Grant{
+	if len(r.res.Grants) == cap(r.res.Grants) {
+		r.growGrants()
+	}
+	// Written in place: a Grant built aside and appended is copied whole,
+	// through the write barrier's bulk path while the collector runs.
+	n := len(r.res.Grants)
+	r.res.Grants = r.res.Grants[:n+1]
+	g := &r.res.Grants[n]
+	*g = Grant{
 		Job:             c.Job,
 		Tenant:          c.Tenant,
 		Demand:          c.Demand,
@@ -1060,14 +1068,10 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 		TenantRhoAfter:  t.st.Account.Rho,
 		Preempts:        preempts,
 	}
-	if len(r.res.Grants) == cap(r.res.Grants) {
-		r.growGrants()
-	}
-	r.res.Grants = append(r.res.Grants, g)
 	r.grantedGPUs += int(c.Demand)
 	r.steps++
 	if r.opts.Trace != nil {
-		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: *c, Reward: g.Reward, Granted: true, Grant: g})
+		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: *c, Reward: g.Reward, Granted: true, Grant: *g})
 	}
 }
 
