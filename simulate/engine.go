@@ -147,10 +147,9 @@ type engine struct {
 	demands     []int       // distinct pending demands, ascending
 	q           eventQueue
 	// Stale events are taken out of q. What stepping on them would do is
-	// kept: the interval ends they would close first (stale, staleSet) and
+	// kept: the interval ends they would close first (stale) and
 	// the latest of their times (staleMax), the clock at the end.
-	stale    timeHeap
-	staleSet map[time.Duration]bool
+	stale timeSet
 	// staleLast is the interval end last put in stale
 	staleLast time.Duration
 	staleMax  time.Duration
@@ -357,8 +356,8 @@ func (e *engine) loop() error {
 		if e.q.Len() > 0 {
 			te = e.q.top().at
 		}
-		if len(e.stale) > 0 && e.stale[0] < te {
-			te = e.stale[0]
+		if e.stale.len() > 0 && e.stale.min() < te {
+			te = e.stale.min()
 		}
 		if e.hasNext {
 			if ts := e.next.Submit.Sub(e.start); ts < te {
@@ -441,7 +440,7 @@ func (e *engine) step(t time.Duration) error {
 		return err
 	}
 	live := e.q.Len() > 0 && e.q.top().at == t // an event is due
-	if live || len(e.stale) == 0 || e.stale[0] != t {
+	if live || e.stale.len() == 0 || e.stale.min() != t {
 		e.res.Stats.Events++
 	}
 	if live {
@@ -452,8 +451,8 @@ func (e *engine) step(t time.Duration) error {
 		}
 		return e.handle(ev)
 	}
-	if len(e.stale) > 0 && e.stale[0] == t {
-		delete(e.staleSet, e.stale.pop()) // advance(t) was all a stale event did
+	if e.stale.len() > 0 && e.stale.min() == t {
+		e.stale.popMin() // advance(t) was all a stale event did
 		return nil
 	}
 	return e.submit()
@@ -530,13 +529,9 @@ func (e *engine) staleAt(t time.Duration) {
 	// The last interval end queued is still queued while it is ahead of
 	// now (the loop takes it out when the clock reaches it): most stale
 	// events of a tick share it, and skip the set.
-	if b > e.now && b != e.staleLast && !e.staleSet[b] {
+	if b > e.now && b != e.staleLast {
 		e.staleLast = b
-		if e.staleSet == nil {
-			e.staleSet = map[time.Duration]bool{}
-		}
-		e.staleSet[b] = true
-		e.stale.push(b)
+		e.stale.add(b)
 	}
 }
 

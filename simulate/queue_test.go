@@ -11,12 +11,12 @@ import (
 
 // The event queue pops events in (at, kind, job, seq) order, and remove and
 // replace take out exactly a job's event of a slot, as a sorted list would;
-// the stale-time heap pops times in order.
+// the stale-time set holds each time once and pops them in order.
 func TestPropertyEventQueue(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var q eventQueue
 		var model []event // pushed, not yet popped or removed
-		var th timeHeap
+		var ts timeSet
 		var times []time.Duration
 		for i := range rapid.IntRange(1, 200).Draw(t, "ops") {
 			switch op := rapid.IntRange(0, 3).Draw(t, "op"); {
@@ -65,17 +65,32 @@ func TestPropertyEventQueue(t *testing.T) {
 				}
 			case op == 3:
 				d := time.Duration(rapid.IntRange(0, 20).Draw(t, "time"))
-				th.push(d)
-				times = append(times, d)
+				if ts.has(d) != slices.Contains(times, d) {
+					t.Fatalf("op %d: has(%v) = %v", i, d, ts.has(d))
+				}
+				ts.add(d)
+				if !slices.Contains(times, d) {
+					times = append(times, d)
+				}
+				if rapid.IntRange(0, 3).Draw(t, "pop") == 0 {
+					slices.Sort(times)
+					if got := ts.popMin(); got != times[0] {
+						t.Fatalf("op %d: time set popped %v, want %v", i, got, times[0])
+					}
+					times = times[1:]
+				}
 			}
 			if q.Len() != len(model) {
 				t.Fatalf("op %d: %d events queued, want %d", i, q.Len(), len(model))
 			}
 		}
 		slices.Sort(times)
+		if ts.len() != len(times) {
+			t.Fatalf("time set holds %d times, want %d", ts.len(), len(times))
+		}
 		for _, want := range times {
-			if got := th.pop(); got != want {
-				t.Fatalf("time heap popped %v, want %v", got, want)
+			if got := ts.popMin(); got != want {
+				t.Fatalf("time set popped %v, want %v", got, want)
 			}
 		}
 	})
