@@ -1,6 +1,6 @@
 // Package placement decides where a gang of GPUs goes on a cluster of
 // nodes: consolidated (fewest nodes, least fragmentation), topology-aware
-// and all-or-nothing, in O(log nodes) per decision.
+// and all-or-nothing, in O(1) to O(log nodes) per decision (see Cost).
 //
 // A scheduler plans with [Cluster.Place] or [Cluster.Fits], which never
 // change anything, and commits with [Cluster.Allocate] and
