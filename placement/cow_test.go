@@ -75,6 +75,33 @@ func scribble(p Placement) {
 	}
 }
 
+// applyBoth applies op to c and to its twin, requires the same answers,
+// then overwrites the placements c gave back (see scribble).
+func applyBoth(t *rapid.T, step int, op clusterOp, c, twin *Cluster) {
+	got, gotErr := op(c)
+	want, wantErr := op(twin)
+	if gotErr != wantErr || len(got) != len(want) {
+		t.Fatalf("step %d: error %s, the twin's %s", step, gotErr, wantErr)
+	}
+	for i := range got {
+		if got[i].String() != want[i].String() {
+			t.Fatalf("step %d: placement %v, the twin's %v", step, got[i], want[i])
+		}
+		scribble(got[i])
+	}
+}
+
+// checkTwin requires cluster i to keep its invariants and to be what its
+// twin is.
+func checkTwin(t *rapid.T, step, i int, c, twin *Cluster) {
+	if err := c.Check(); err != nil {
+		t.Fatalf("step %d: cluster %d: %v", step, i, err)
+	}
+	if got, want := dump(c), dump(twin); got != want {
+		t.Fatalf("step %d: cluster %d differs from its twin:\n%s\nwant\n%s", step, i, got, want)
+	}
+}
+
 // Clones, clones of clones and the original, driven by random operations
 // in any interleaving, each stay exactly what a cluster never cloned would
 // be after the same history (its twin): no write through one is seen by
@@ -225,26 +252,11 @@ func TestPropertyClonesStayIndependent(t *testing.T) {
 				ms = append(ms, &member{c: m.c.Clone(), twin: fresh(m.log), log: slices.Clone(m.log)})
 			}
 			if op != nil {
-				got, gotErr := op(m.c)
-				want, wantErr := op(m.twin)
+				applyBoth(t, step, op, m.c, m.twin)
 				m.log = append(m.log, op)
-				if gotErr != wantErr || len(got) != len(want) {
-					t.Fatalf("step %d: error %s, the twin's %s", step, gotErr, wantErr)
-				}
-				for i := range got {
-					if got[i].String() != want[i].String() {
-						t.Fatalf("step %d: placement %v, the twin's %v", step, got[i], want[i])
-					}
-					scribble(got[i])
-				}
 			}
 			for i, x := range ms {
-				if err := x.c.Check(); err != nil {
-					t.Fatalf("step %d: cluster %d: %v", step, i, err)
-				}
-				if got, want := dump(x.c), dump(x.twin); got != want {
-					t.Fatalf("step %d: cluster %d differs from its twin:\n%s\nwant\n%s", step, i, got, want)
-				}
+				checkTwin(t, step, i, x.c, x.twin)
 			}
 			// Decisions too, which read the lazily refreshed sums.
 			for _, d := range []int{1, 3, 9, 17} {

@@ -147,26 +147,11 @@ func TestPropertyMixedSizesFollowTheRules(t *testing.T) {
 				ms = append(ms, &mixedMember{c: m.c.Clone(), twin: fresh(m.log), log: slices.Clone(m.log), order: maps.Clone(m.order)})
 			}
 			if op != nil {
-				got, gotErr := op(m.c)
-				want, wantErr := op(m.twin)
+				applyBoth(t, step, op, m.c, m.twin)
 				m.log = append(m.log, op)
-				if gotErr != wantErr || len(got) != len(want) {
-					t.Fatalf("step %d: %s; the twin: %s", step, gotErr, wantErr)
-				}
-				for i := range got {
-					if got[i].String() != want[i].String() {
-						t.Fatalf("step %d: placement %v, the twin's %v", step, got[i], want[i])
-					}
-					scribble(got[i])
-				}
 			}
 			for i, x := range ms {
-				if err := x.c.Check(); err != nil {
-					t.Fatalf("step %d: cluster %d: %v", step, i, err)
-				}
-				if got, want := dump(x.c), dump(x.twin); got != want {
-					t.Fatalf("step %d: cluster %d differs from its twin:\n%s\nwant\n%s", step, i, got, want)
-				}
+				checkTwin(t, step, i, x.c, x.twin)
 				// Domains that no node holds any more are forgotten.
 				live := map[string]bool{}
 				for n := range x.c.Nodes() {
