@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/astraea-sched/astraea/internal/idhash"
@@ -100,6 +101,79 @@ func TestPropertyAllocTable(t *testing.T) {
 				}
 				if n != len(y.want) {
 					t.Fatalf("step %d: table %d yields %d entries, want %d", step, i, n, len(y.want))
+				}
+			}
+		}
+	})
+}
+
+// Probe runs across the table's seams: ids whose hashes collide just before
+// a leaf boundary (slot 63), a page boundary (slot 4,095) and the end of a
+// table of 8,192 slots (so that runs wrap around to slot 0), in a table
+// that spread entries have grown past one page, on tables, their clones
+// and clones of clones, while bulk inserts grow either side again. A
+// delete shifts entries back across the seams: every table keeps exactly
+// its own entries, each reachable, against a map.
+func TestPropertyAllocTableSeams(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		homes := []uint64{62, 4094, 8190}
+		hash := func(id string) uint64 {
+			var k int
+			if _, err := fmt.Sscanf(id, "seam-%d", &k); err != nil {
+				return idhash.String(id)
+			}
+			// Some share a home, some differ above the 8,192 slots'
+			// mask (a grown table tells them apart).
+			return homes[k%3] + uint64(k/3%2) + uint64(k/6%2)<<13
+		}
+		first := &allocTwin{tok: new(cowToken), want: map[string]bool{}}
+		fill := func(x *allocTwin, from, to int) {
+			for i := from; i < to; i++ {
+				s := fmt.Sprintf("bulk-%d", i)
+				if x.tab.insert(x.tok, allocEntry{h: hash(s), r: &allocRec{id: s}}) == x.want[s] {
+					t.Fatalf("insert(%q) disagrees with the map", s)
+				}
+				x.want[s] = true
+			}
+		}
+		fill(first, 0, 2100) // 8,192 slots
+		ts := []*allocTwin{first}
+		id := rapid.Custom(func(t *rapid.T) string { return fmt.Sprintf("seam-%d", rapid.IntRange(0, 35).Draw(t, "id")) })
+		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
+			x := ts[rapid.IntRange(0, len(ts)-1).Draw(t, "table")]
+			switch op := rapid.IntRange(0, 19).Draw(t, "op"); {
+			case op < 9:
+				s := id.Draw(t, "insert")
+				if ok := x.tab.insert(x.tok, allocEntry{h: hash(s), r: &allocRec{id: s}}); ok == x.want[s] {
+					t.Fatalf("step %d: insert(%q) = %t, held %t", step, s, ok, x.want[s])
+				}
+				x.want[s] = true
+			case op < 17:
+				s := id.Draw(t, "delete")
+				e, ok := x.tab.delete(x.tok, hash(s), s)
+				if ok != x.want[s] || ok && e.r.id != s {
+					t.Fatalf("step %d: delete(%q) = %v, %t, held %t", step, s, e.r, ok, x.want[s])
+				}
+				delete(x.want, s)
+			case op < 19 && len(ts) < 4:
+				y := &allocTwin{tab: x.tab.clone(), tok: new(cowToken), want: maps.Clone(x.want)}
+				x.tok = new(cowToken)
+				ts = append(ts, y)
+			case op == 19:
+				fill(x, 2100, 4200) // grows to 16,384 slots
+			}
+			for i, y := range ts {
+				if err := y.tab.check(); err != nil {
+					t.Fatalf("step %d: table %d: %v", step, i, err)
+				}
+				if y.tab.Len() != len(y.want) {
+					t.Fatalf("step %d: table %d holds %d entries, want %d", step, i, y.tab.Len(), len(y.want))
+				}
+				for k := range 36 {
+					s := fmt.Sprintf("seam-%d", k)
+					if r, ok := y.tab.get(hash(s), s); ok != y.want[s] || ok && r.id != s {
+						t.Fatalf("step %d: table %d: get(%q) = %v, %t, held %t", step, i, s, r, ok, y.want[s])
+					}
 				}
 			}
 		}
