@@ -16,6 +16,23 @@ type allocTwin struct {
 	want map[string]bool
 }
 
+// verify requires table i of step to keep its invariants and its entries:
+// the count, and a lookup of each id of format with 0 ≤ k < ids.
+func (x *allocTwin) verify(t *rapid.T, step, i int, hash func(string) uint64, format string, ids int) {
+	if err := x.tab.check(); err != nil {
+		t.Fatalf("step %d: table %d: %v", step, i, err)
+	}
+	if x.tab.Len() != len(x.want) {
+		t.Fatalf("step %d: table %d holds %d entries, want %d", step, i, x.tab.Len(), len(x.want))
+	}
+	for k := range ids {
+		s := fmt.Sprintf(format, k)
+		if r, ok := x.tab.get(hash(s), s); ok != x.want[s] || ok && r.id != s {
+			t.Fatalf("step %d: table %d: get(%q) = %v, %t, held %t", step, i, s, r, ok, x.want[s])
+		}
+	}
+}
+
 // The allocation table against a map: inserts, duplicate inserts, deletes
 // and lookups on tables and their clones (which share pages and leaves
 // until one of them writes), with hashes that are spread, that collide in
@@ -80,18 +97,7 @@ func TestPropertyAllocTable(t *testing.T) {
 				}
 			}
 			for i, y := range ts {
-				if err := y.tab.check(); err != nil {
-					t.Fatalf("step %d: table %d: %v", step, i, err)
-				}
-				if y.tab.Len() != len(y.want) {
-					t.Fatalf("step %d: table %d holds %d entries, want %d", step, i, y.tab.Len(), len(y.want))
-				}
-				for k := range 41 {
-					s := fmt.Sprintf("job-%d", k)
-					if r, ok := y.tab.get(hash(s), s); ok != y.want[s] || ok && r.id != s {
-						t.Fatalf("step %d: table %d: get(%q) = %v, %t, held %t", step, i, s, r, ok, y.want[s])
-					}
-				}
+				y.verify(t, step, i, hash, "job-%d", 41)
 				n := 0
 				for e := range y.tab.all {
 					if !y.want[e.r.id] {
@@ -163,18 +169,7 @@ func TestPropertyAllocTableSeams(t *testing.T) {
 				fill(x, 2100, 4200) // grows to 16,384 slots
 			}
 			for i, y := range ts {
-				if err := y.tab.check(); err != nil {
-					t.Fatalf("step %d: table %d: %v", step, i, err)
-				}
-				if y.tab.Len() != len(y.want) {
-					t.Fatalf("step %d: table %d holds %d entries, want %d", step, i, y.tab.Len(), len(y.want))
-				}
-				for k := range 36 {
-					s := fmt.Sprintf("seam-%d", k)
-					if r, ok := y.tab.get(hash(s), s); ok != y.want[s] || ok && r.id != s {
-						t.Fatalf("step %d: table %d: get(%q) = %v, %t, held %t", step, i, s, r, ok, y.want[s])
-					}
-				}
+				y.verify(t, step, i, hash, "seam-%d", 36)
 			}
 		}
 	})
