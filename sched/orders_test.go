@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
 	"pgregory.net/rapid"
 )
 
@@ -52,13 +53,8 @@ func TestPropertyRoundOrdersMatchReference(t *testing.T) {
 			if rapid.Bool().Draw(t, "three components") {
 				s.opts.Reward = threeTies
 			}
+			got, cl := s.reuse(t, &x, i)
 			in := s.in
-			cl := s.cl.Clone()
-			in.Placer = cl
-			got, err := x.Round(in, s.opts)
-			if err != nil {
-				t.Fatalf("round %d: %v", i, err)
-			}
 			ref := s.cl.Clone()
 			in.Placer = ref
 			if want := referenceRound(t, in, s.opts); !reflect.DeepEqual(got, want) {
@@ -69,4 +65,16 @@ func TestPropertyRoundOrdersMatchReference(t *testing.T) {
 			}
 		}
 	})
+}
+
+// reuse runs round i of the scenario on x, on a clone of its cluster.
+func (s scenario) reuse(t *rapid.T, x *Rounder, i int) (Result, *placement.Cluster) {
+	in := s.in
+	cl := s.cl.Clone()
+	in.Placer = cl
+	res, err := x.Round(in, s.opts)
+	if err != nil {
+		t.Fatalf("round %d: %v", i, err)
+	}
+	return res, cl
 }

@@ -392,13 +392,7 @@ func TestPropertyRounderReuse(t *testing.T) {
 				}
 			}
 			want, wcl, _ := s.run(t, s.in.Candidates, nil)
-			in := s.in
-			cl := s.cl.Clone()
-			in.Placer = cl
-			got, err := x.Round(in, s.opts)
-			if err != nil {
-				t.Fatalf("round %d: %v", i, err)
-			}
+			got, cl := s.reuse(t, &x, i)
 			if !reflect.DeepEqual(want, got) {
 				t.Fatalf("round %d: reused Rounder differs from Round\n %+v\n %+v", i, want, got)
 			}
