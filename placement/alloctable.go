@@ -8,9 +8,10 @@ import (
 // The allocation index is a hash table with open addressing and linear
 // probing, keyed by the 64-bit hash of the allocation id (idhash.String),
 // whose slots are copy-on-write: 64 slots to a leaf, 64 leaves to a page.
-// A clone copies the list of pages, one pointer per 4,096 slots, and a
-// change copies at most one page of pointers and one leaf of slots that a
-// clone still shares. Unlike an ordered tree it moves no entries on insert
+// A clone copies the list of pages, one pointer per 4,096 slots, and an
+// insert copies at most one page of pointers and one leaf of slots that a
+// clone still shares (a delete, those its probe run crosses: rarely more
+// than one). Unlike an ordered tree it moves no entries on insert
 // (a delete moves back the few entries of its probe run), so an insert or
 // delete costs O(1) expected — a hash, a few slot reads — instead of a
 // search through O(log a) nodes and a shift of a node's entries.

@@ -282,6 +282,7 @@ func TestRecordSizes(t *testing.T) {
 		{"slotRec", unsafe.Sizeof(slotRec{}), 120},
 		{"assignRec", unsafe.Sizeof(assignRec{}), 192},
 		{"nodeState", unsafe.Sizeof(nodeState{}), 160},
+		{"bitChunk", unsafe.Sizeof(bitChunk{}), 528},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s is %d bytes, its doc says %d", tc.name, tc.got, tc.want)

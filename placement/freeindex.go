@@ -61,8 +61,9 @@ func (p freePool) DescendLessOrEqual(pivot key, iterator btree.ItemIteratorG[key
 //
 // A bitset is cut in chunks of 64 words (4,096 ranks) that, like the set
 // itself, are copy-on-write: a clone copies the list of sets and the
-// counts' bits, O(largest count), and a change copies at most one set's
-// list of chunks and one chunk of 520 bytes that a clone still shares.
+// counts' bits, O(largest count), and adding or removing a rank copies at
+// most one set's list of chunks and one chunk of 528 bytes that a clone
+// still shares (a node moving between counts does both).
 //
 // Ranks change only when a node is added or removed: that drops the index,
 // which the next read rebuilds from the nodes in O(n + counts·n/4,096), so

@@ -5,8 +5,8 @@ package sched
 // every i > 0, !o.less(h[i], h[(i-1)/2]). Init is O(n); push, pop and fix
 // are O(log n) comparisons. Hand-rolled over a slice of entries to avoid
 // boxing through an interface; the entry and the ordering are type
-// parameters, so that each of the round's two heaps (candidate indices by
-// candOrder, tenantEntry by tenantOrder) gets its own code.
+// parameters, so that each of the round's two heaps (candEntry by candOrder,
+// tenantEntry by tenantOrder) gets its own code.
 
 type ordering[E any] interface{ less(a, b E) bool }
 

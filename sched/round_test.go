@@ -572,10 +572,14 @@ func TestJobAccountsAreReadWhenTheTenantIsReached(t *testing.T) {
 	}
 }
 
-// cand's doc states its size, which decides the memory a large round's
-// largest array takes: a change of layout must update it.
+// The docs of cand and candEntry state their sizes, which decide the
+// memory a large round's largest arrays take: a change of layout must
+// update them.
 func TestCandSize(t *testing.T) {
 	if got := unsafe.Sizeof(cand{}); got != 12 {
 		t.Fatalf("cand is %d bytes, its doc says 12", got)
+	}
+	if got := unsafe.Sizeof(candEntry{}); got != 24 {
+		t.Fatalf("candEntry is %d bytes, its doc says 24", got)
 	}
 }
