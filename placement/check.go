@@ -10,8 +10,9 @@ import (
 
 // Check verifies the cluster's invariants and returns the first violation
 // found, or nil. Tests call it after every mutation. It costs
-// O(n log n + allocated GPUs + nodes and domains ever added) and never
-// mutates.
+// O(n log n + allocated GPUs + nodes and domains ever added + slots of the
+// allocation table × their probe runs), plus the free-capacity index built
+// aside when it awaits a rebuild, and never mutates.
 //
 // The invariants: every node has 0 ≤ free ≤ GPUs and exactly GPUs − free
 // held GPUs, all below GPUs; the held GPUs are exactly the union of the

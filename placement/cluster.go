@@ -139,7 +139,8 @@ func (n *nodeState) heldCount() int {
 	return c
 }
 
-// lowestFree returns the k lowest free GPU indices, ascending. O(gpus).
+// lowestFree returns the k lowest free GPU indices, ascending. Costs as
+// appendLowestFree.
 func (n *nodeState) lowestFree(k int) []int {
 	return n.appendLowestFree(make([]int, 0, k), k)
 }
@@ -788,8 +789,9 @@ func (n *nodeState) snapshot() nodeSnapshot {
 // reindex brings every index up to date after n changed from old: O(1)
 // for the free-capacity index (nothing while it awaits a rebuild), O(log n)
 // for the capacity index when n starts or stops accepting placements, and
-// O(levels·log domain size) for the domains' trees; the domains' sums are
-// only marked stale, for refreshSpan.
+// O(levels) for the domains' free totals; n is only listed for
+// flushDomains to move its keys in the domains' trees, and the domains'
+// sums only marked stale, for refreshSpan.
 func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	now := n.snapshot()
 	if old == now {

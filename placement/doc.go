@@ -90,8 +90,10 @@
 // Adding or removing a node drops the cluster-wide index, which the next
 // decision rebuilds in O(n). Jobs spanning more than 16 nodes scan the
 // domains of each level that have enough free GPUs. Allocate and Release
-// cost O(s·levels·log domain size) on s nodes (plus O(log n) to find each
-// node by id for Allocate and Release); the top-k
+// cost O(s·levels + GPUs) on s nodes (plus O(log n) to find each node by id),
+// and a node they change moves its keys in its domains' trees, at
+// O(levels·log domain size), once before the next multi-node decision,
+// clone or removal however often it changed in between; the top-k
 // sum of a domain they touch is recomputed only when a decision for k
 // nodes next needs it, at O(k + log n + log domains), so a domain changed
 // many times in between pays once, and only for the spans asked for (a
