@@ -534,6 +534,25 @@ func expected(vs []view, demand int, order map[string]int) string {
 	return place(cand, k)
 }
 
+// rackedNodes returns n nodes n00, n01, ... of gpus(i) GPUs, dealt
+// round-robin to racks and, inside a rack, alternately to two switches,
+// and the order in which their topology domains appear.
+func rackedNodes(n, racks int, gpus func(i int) int) ([]Node, map[string]int) {
+	nodes := make([]Node, n)
+	order := map[string]int{}
+	for i := range nodes {
+		r, s := i%racks, (i/racks)%2
+		nodes[i] = Node{ID: fmt.Sprintf("n%02d", i), GPUs: gpus(i),
+			Topology: []string{fmt.Sprintf("r%d", r), fmt.Sprintf("s%d", s)}}
+		for l := range 2 {
+			if p := strings.Join(nodes[i].Topology[:l+1], "/"); order[p] == 0 {
+				order[p] = len(order) + 1
+			}
+		}
+	}
+	return nodes, order
+}
+
 // TestPropertyLargeSpans covers gangs spanning more than 16 nodes, whose
 // domain is found by a scan rather than an index, against the literal
 // rules. Nodes have one GPU each, so that a demand of d spans d nodes, and
@@ -542,18 +561,7 @@ func TestPropertyLargeSpans(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(36, 90).Draw(t, "nodes")
 		racks := rapid.IntRange(1, 3).Draw(t, "racks")
-		nodes := make([]Node, n)
-		order := map[string]int{}
-		for i := range nodes {
-			r, s := i%racks, (i/racks)%2
-			nodes[i] = Node{ID: fmt.Sprintf("n%02d", i), GPUs: 1,
-				Topology: []string{fmt.Sprintf("r%d", r), fmt.Sprintf("s%d", s)}}
-			for l := range 2 {
-				if p := strings.Join(nodes[i].Topology[:l+1], "/"); order[p] == 0 {
-					order[p] = len(order) + 1
-				}
-			}
-		}
+		nodes, order := rackedNodes(n, racks, func(int) int { return 1 })
 		c, err := NewCluster(nodes, AllowSpread())
 		if err != nil {
 			t.Fatal(err)
