@@ -3,6 +3,7 @@ package sched
 import (
 	"cmp"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -38,11 +39,11 @@ func threeTies(c *Candidate, job ledger.Account) Score {
 	return ScoreOf(0, float64(c.Demand%2), -float64(job.Rho))
 }
 
-// A Rounder reused across rounds of other sizes, with tenant orders that
-// read what each grant changes besides ρ (grants, GPUs) or nothing at all,
-// tie-breaks other than the submission time, and rewards of one, two,
-// three and mixed lengths, decides exactly as the brute-force reference
-// does and leaves the same cluster.
+// A Rounder reused across rounds of other sizes, some of them failing
+// midway, with tenant orders that read what each grant changes besides ρ
+// (grants, GPUs) or nothing at all, tie-breaks other than the submission
+// time, and rewards of one, two, three and mixed lengths, decides exactly
+// as the brute-force reference does and leaves the same cluster.
 func TestPropertyRoundOrdersMatchReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var x Rounder
@@ -52,6 +53,14 @@ func TestPropertyRoundOrdersMatchReference(t *testing.T) {
 			s.opts.TieBreak = tieBreaks[rapid.IntRange(0, len(tieBreaks)-1).Draw(t, "tie-break")]
 			if rapid.Bool().Draw(t, "three components") {
 				s.opts.Reward = threeTies
+			}
+			if rapid.Bool().Draw(t, "a round failing midway first") {
+				// A job without an account fails the round when its
+				// tenant is first reached, after other tenants' grants.
+				in := s.in
+				in.Placer = s.cl.Clone()
+				in.Candidates = append(slices.Clone(in.Candidates), Candidate{Job: "ghost", Tenant: "T0", Demand: 1})
+				_, _ = x.Round(in, s.opts)
 			}
 			got, cl := s.reuse(t, &x, i)
 			in := s.in
