@@ -17,11 +17,14 @@ type plan struct {
 	best  key // the best-fitting node of a single-node plan
 }
 
-// decide applies the placement rules to demand. It never mutates (but
-// may build the free-capacity index). For a single node O(counts/64 +
-// n/4,096) (see freeIndex); for a job spanning k nodes O(counts + log n)
-// plus O(levels·log domains) to choose a topology domain when k ≤ 16 (a
-// scan of a level's domains for larger spans).
+// decide applies the placement rules to demand. It changes nothing a
+// caller can see, but brings internal indexes up to date: it may build
+// the free-capacity index and, for a job spanning several nodes, move the
+// lagging domain keys and refresh the stale sums the span reads (see
+// refreshSpan). For a single node O(counts/64 + n/4,096) (see freeIndex);
+// for a job spanning k nodes O(counts + log n) plus O(levels·log domains)
+// to choose a topology domain when k ≤ 16 (a scan of a level's domains for
+// larger spans), plus those updates.
 func (c *Cluster) decide(demand int) (plan, error) {
 	if demand <= 0 {
 		return plan{}, &Error{Op: "place", Err: ErrInvalidDemand,
@@ -245,7 +248,9 @@ func (c *Cluster) store(r *allocRec) error {
 }
 
 // Fits reports whether Place(demand) would succeed. O(log n) at most (the
-// capacity index, when no single node fits).
+// capacity index, when no single node fits), after an O(n) rebuild of the
+// free-capacity index if a node was added or removed since it was last
+// read.
 func (c *Cluster) Fits(demand int) bool {
 	if demand <= 0 {
 		return false
