@@ -118,15 +118,23 @@ type oldJob struct {
 
 // roundAccounts are a round's accounts that answer a job the trimmer read
 // this round (and kept) from what it read, instead of reading it again:
-// the view does not change during a round. Ids are compared with ==, which
-// returns at once for the same string (the round asks with the id it was
-// given, the state's own); another job costs a comparison. O(k) per
-// lookup for k jobs kept after a read (a few per round).
+// the view does not change during a round. A short list is scanned, with
+// ids compared by ==, which returns at once for the same string (the round
+// asks with the id it was given, the state's own); a list longer than
+// scanReads is indexed by id first, so that a lookup stays O(1) however
+// many jobs a round reads (a few in the traces' runs, but as many as the
+// free GPUs allow on a large cluster).
 type roundAccounts struct {
 	acc     sched.Accounts
 	read    []readAccount
 	tenants []readAccount // tenant accounts renewsFirst read this round
+	// readIx and tenantIx index read and tenants by id when they are
+	// longer than scanReads, else they are empty; kept across rounds.
+	readIx, tenantIx map[string]int32
 }
+
+// scanReads is the longest list of reads that roundAccounts scans.
+const scanReads = 16
 
 // readAccount is a job's (or tenant's) account as read this round.
 type readAccount struct {
@@ -134,20 +142,58 @@ type readAccount struct {
 	a  ledger.Account
 }
 
-func (r *roundAccounts) TenantAccount(id ledger.TenantID) (ledger.Account, bool) {
-	for i := range r.tenants {
-		if r.tenants[i].id == string(id) {
-			return r.tenants[i].a, true
+// reset makes r answer from the reads of this round before acc.
+func (r *roundAccounts) reset(acc sched.Accounts, read, tenants []readAccount) {
+	r.acc, r.read, r.tenants = acc, read, tenants
+	r.readIx = indexReads(r.readIx, read)
+	r.tenantIx = indexReads(r.tenantIx, tenants)
+}
+
+// indexReads returns ix emptied and, if list is longer than scanReads,
+// filled with the position of each id's first read.
+func indexReads(ix map[string]int32, list []readAccount) map[string]int32 {
+	clear(ix)
+	if len(list) <= scanReads {
+		return ix
+	}
+	if ix == nil {
+		ix = make(map[string]int32, len(list))
+	}
+	for i := range list {
+		if _, dup := ix[list[i].id]; !dup {
+			ix[list[i].id] = int32(i)
 		}
+	}
+	return ix
+}
+
+// lookupRead finds id's account among list, through ix if it is filled.
+func lookupRead(list []readAccount, ix map[string]int32, id string) (ledger.Account, bool) {
+	if len(ix) > 0 {
+		i, ok := ix[id]
+		if !ok {
+			return ledger.Account{}, false
+		}
+		return list[i].a, true
+	}
+	for i := range list {
+		if list[i].id == id {
+			return list[i].a, true
+		}
+	}
+	return ledger.Account{}, false
+}
+
+func (r *roundAccounts) TenantAccount(id ledger.TenantID) (ledger.Account, bool) {
+	if a, ok := lookupRead(r.tenants, r.tenantIx, string(id)); ok {
+		return a, true
 	}
 	return r.acc.TenantAccount(id)
 }
 
 func (r *roundAccounts) JobAccount(id ledger.JobID) (ledger.Account, bool) {
-	for i := range r.read {
-		if r.read[i].id == string(id) {
-			return r.read[i].a, true
-		}
+	if a, ok := lookupRead(r.read, r.readIx, string(id)); ok {
+		return a, true
 	}
 	return r.acc.JobAccount(id)
 }
@@ -262,7 +308,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	}
 	a.cands = cands
 	if len(a.trim.reads) > 0 || len(a.tenantReads) > 0 {
-		a.racc = roundAccounts{acc: acc, read: a.trim.reads, tenants: a.tenantReads}
+		a.racc.reset(acc, a.trim.reads, a.tenantReads)
 		acc = &a.racc
 	}
 	// The round plans on the cluster itself and is undone below: cheaper
