@@ -80,7 +80,11 @@ const workingSet = 1024
 // BenchmarkEventStartStop measures one Start or Stop of a job in the tenant
 // with 10k or 100k active jobs, the clock moving 1 ms per event. The work of
 // an event does not grow with the jobs of the tenant (no loop, no search
-// depends on them); what grows is the memory an event reaches at random.
+// depends on them); what grows is the memory an event reaches at random,
+// and the garbage collector's work: the history an unbounded ledger keeps
+// (a few bytes per event) makes the runtime collect now and then, and each
+// collection marks every job record, so its share per event grows with the
+// jobs. Run with GOGC=off to time the events alone.
 //
 // Three variants separate the two. "jobs=N" picks a job at random among all
 // N, so most events miss the cache. "jobs=N/working-set=1024" picks at
