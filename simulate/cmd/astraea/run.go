@@ -95,17 +95,14 @@ type workload struct {
 const keptJobsBytes = 16 << 20
 
 // keeper passes on the jobs of src and keeps them while they fit in limit
-// bytes (full once they do not), in chunks of keptChunk jobs: a growing
-// slice would copy them over and over.
+// bytes (full once they do not).
 type keeper struct {
-	src    trace.Source
-	chunks [][]trace.Job
-	bytes  int
-	limit  int
-	full   bool
+	src   trace.Source
+	kept  []trace.Job
+	bytes int
+	limit int
+	full  bool
 }
-
-const keptChunk = 4096
 
 func (k *keeper) Next() (trace.Job, error) {
 	j, err := k.src.Next()
@@ -115,28 +112,19 @@ func (k *keeper) Next() (trace.Job, error) {
 	// The job's record (120 bytes on 64-bit platforms, rounded up) and
 	// its id; tenants, users and states are shared.
 	if k.bytes += 128 + len(j.ID); k.bytes > k.limit {
-		k.full, k.chunks = true, nil
+		k.full, k.kept = true, nil
 		return j, nil
 	}
-	if n := len(k.chunks); n == 0 || len(k.chunks[n-1]) == keptChunk {
-		k.chunks = append(k.chunks, make([]trace.Job, 0, keptChunk))
-	}
-	c := &k.chunks[len(k.chunks)-1]
-	*c = append(*c, j)
+	k.kept = append(k.kept, j)
 	return j, nil
 }
 
-// jobs returns the jobs kept, in one slice.
+// jobs returns the jobs kept, never nil.
 func (k *keeper) jobs() []trace.Job {
-	n := 0
-	for _, c := range k.chunks {
-		n += len(c)
+	if k.kept == nil {
+		return []trace.Job{}
 	}
-	all := make([]trace.Job, 0, n)
-	for _, c := range k.chunks {
-		all = append(all, c...)
-	}
-	return all
+	return slices.Clip(k.kept)
 }
 
 func newWorkload(o options) (*workload, error) {
