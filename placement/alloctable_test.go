@@ -33,6 +33,25 @@ func (x *allocTwin) verify(t *rapid.T, step, i int, hash func(string) uint64, fo
 	}
 }
 
+// insert inserts id s (hash h) and requires the table to agree with the
+// map on whether s was new.
+func (x *allocTwin) insert(t *rapid.T, step int, h uint64, s string) {
+	if ok := x.tab.insert(x.tok, allocEntry{h: h, r: &allocRec{id: s}}); ok == x.want[s] {
+		t.Fatalf("step %d: insert(%q) = %t, held %t", step, s, ok, x.want[s])
+	}
+	x.want[s] = true
+}
+
+// delete deletes id s (hash h) and requires the table to agree with the
+// map on whether it held s, and to hand back s's own entry.
+func (x *allocTwin) delete(t *rapid.T, step int, h uint64, s string) {
+	e, ok := x.tab.delete(x.tok, h, s)
+	if ok != x.want[s] || ok && e.r.id != s {
+		t.Fatalf("step %d: delete(%q) = %v, %t, held %t", step, s, e.r, ok, x.want[s])
+	}
+	delete(x.want, s)
+}
+
 // The allocation table against a map: inserts, duplicate inserts, deletes
 // and lookups on tables and their clones (which share pages and leaves
 // until one of them writes), with hashes that are spread, that collide in
@@ -55,25 +74,15 @@ func TestPropertyAllocTable(t *testing.T) {
 		}
 		id := rapid.Custom(func(t *rapid.T) string { return fmt.Sprintf("job-%d", rapid.IntRange(0, 40).Draw(t, "id")) })
 		ts := []*allocTwin{{tok: new(cowToken), want: map[string]bool{}}}
-		insert := func(x *allocTwin, s string) {
-			ok := x.tab.insert(x.tok, allocEntry{h: hash(s), r: &allocRec{id: s}})
-			if ok == x.want[s] {
-				t.Fatalf("insert(%q) = %t, held %t", s, ok, x.want[s])
-			}
-			x.want[s] = true
-		}
 		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
 			x := ts[rapid.IntRange(0, len(ts)-1).Draw(t, "table")]
 			switch op := rapid.IntRange(0, 9).Draw(t, "op"); {
 			case op < 4:
-				insert(x, id.Draw(t, "insert"))
+				s := id.Draw(t, "insert")
+				x.insert(t, step, hash(s), s)
 			case op < 7:
 				s := id.Draw(t, "delete")
-				e, ok := x.tab.delete(x.tok, hash(s), s)
-				if ok != x.want[s] || ok && e.r.id != s {
-					t.Fatalf("step %d: delete(%q) = %v, %t, held %t", step, s, e.r, ok, x.want[s])
-				}
-				delete(x.want, s)
+				x.delete(t, step, hash(s), s)
 			case op < 9 && len(ts) < 4:
 				// As Cluster.Clone does: both sides take new tokens, so
 				// that neither writes to what the other still reads.
@@ -92,7 +101,7 @@ func TestPropertyAllocTable(t *testing.T) {
 				}
 				for i := range rapid.SampledFrom(sizes).Draw(t, "bulk") {
 					if s := fmt.Sprintf("bulk-%d", i); !x.want[s] {
-						insert(x, s)
+						x.insert(t, step, hash(s), s)
 					}
 				}
 			}
@@ -133,16 +142,13 @@ func TestPropertyAllocTableSeams(t *testing.T) {
 			return homes[k%3] + uint64(k/3%2) + uint64(k/6%2)<<13
 		}
 		first := &allocTwin{tok: new(cowToken), want: map[string]bool{}}
-		fill := func(x *allocTwin, from, to int) {
+		fill := func(x *allocTwin, step, from, to int) {
 			for i := from; i < to; i++ {
 				s := fmt.Sprintf("bulk-%d", i)
-				if x.tab.insert(x.tok, allocEntry{h: hash(s), r: &allocRec{id: s}}) == x.want[s] {
-					t.Fatalf("insert(%q) disagrees with the map", s)
-				}
-				x.want[s] = true
+				x.insert(t, step, hash(s), s)
 			}
 		}
-		fill(first, 0, 2100) // 8,192 slots
+		fill(first, -1, 0, 2100) // 8,192 slots, before the first step
 		ts := []*allocTwin{first}
 		id := rapid.Custom(func(t *rapid.T) string { return fmt.Sprintf("seam-%d", rapid.IntRange(0, 35).Draw(t, "id")) })
 		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
@@ -150,23 +156,16 @@ func TestPropertyAllocTableSeams(t *testing.T) {
 			switch op := rapid.IntRange(0, 19).Draw(t, "op"); {
 			case op < 9:
 				s := id.Draw(t, "insert")
-				if ok := x.tab.insert(x.tok, allocEntry{h: hash(s), r: &allocRec{id: s}}); ok == x.want[s] {
-					t.Fatalf("step %d: insert(%q) = %t, held %t", step, s, ok, x.want[s])
-				}
-				x.want[s] = true
+				x.insert(t, step, hash(s), s)
 			case op < 17:
 				s := id.Draw(t, "delete")
-				e, ok := x.tab.delete(x.tok, hash(s), s)
-				if ok != x.want[s] || ok && e.r.id != s {
-					t.Fatalf("step %d: delete(%q) = %v, %t, held %t", step, s, e.r, ok, x.want[s])
-				}
-				delete(x.want, s)
+				x.delete(t, step, hash(s), s)
 			case op < 19 && len(ts) < 4:
 				y := &allocTwin{tab: x.tab.clone(), tok: new(cowToken), want: maps.Clone(x.want)}
 				x.tok = new(cowToken)
 				ts = append(ts, y)
 			case op == 19:
-				fill(x, 2100, 4200) // grows to 16,384 slots
+				fill(x, step, 2100, 4200) // grows to 16,384 slots
 			}
 			for i, y := range ts {
 				y.verify(t, step, i, hash, "seam-%d", 36)
