@@ -487,11 +487,10 @@ func (e *engine) submit() error {
 	ti, _ := slices.BinarySearch(e.tenants, tj.Tenant) // the tenant has a quota
 	j := &job{st: JobState{Job: tj, Remaining: tj.Duration, tenant: int32(ti)}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived, prog: prog}
 	j.st.eng = j
-	w := tj.EffectiveWeight()
-	if err := e.ledgerDo("submit", j, t, func(l *ledger.Ledger) error {
-		return l.Submit(e.at(t), j.id, j.tenant, ledger.GPUs(tj.GPUs), w)
-	}); err != nil {
-		return err
+	if e.cfg.Admit == AdmitOnSubmit {
+		if err := e.admit(j, t); err != nil {
+			return err
+		}
 	}
 	if len(e.slab) >= math.MaxInt32 {
 		return fmt.Errorf("%w: job %s (line %d): more than %d jobs", ErrBadJob, tj.ID, tj.Line, math.MaxInt32)
@@ -502,6 +501,15 @@ func (e *engine) submit() error {
 	e.arrived = append(e.arrived, j)
 	e.schedTick(t)
 	return nil
+}
+
+// admit enters job j in the ledgers at t: at its submission, or at the
+// first tick that sees it (Config.Admit).
+func (e *engine) admit(j *job, t time.Duration) error {
+	w := j.st.Job.EffectiveWeight()
+	return e.ledgerDo("submit", j, t, func(l *ledger.Ledger) error {
+		return l.Submit(e.at(t), j.id, j.tenant, ledger.GPUs(j.st.Job.GPUs), w)
+	})
 }
 
 // drop takes job j's pending event of slot out of the queue when it has

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -369,6 +370,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		"negative interval":               func(c *Config) { c.Intervals = []time.Duration{-time.Hour} },
 		"lease within cold start":         func(c *Config) { c.Lease, c.ColdStart = time.Minute, time.Minute },
 		"default lease within cold start": func(c *Config) { c.Lease, c.ColdStart = 0, DefaultLease },
+		"unknown admission":               func(c *Config) { c.Admit = AdmitAtTick + 1 },
 		"lease within renewal checkpoint": func(c *Config) {
 			c.Lease, c.Checkpoint, c.CheckpointOnRenew = 5*time.Second, 5*time.Second, true
 		},
@@ -432,5 +434,86 @@ func TestRunCallsAWakerWhenNothingElseHappens(t *testing.T) {
 	}
 	if r.Stats.Ticks != 3 {
 		t.Errorf("%d ticks, want 3 (the submission, the wakeup, the completion)", r.Stats.Ticks)
+	}
+}
+
+func TestRunAdmission(t *testing.T) {
+	// One tenant owning the whole 8-GPU node, ticks every 10 s from the
+	// first submission (job a, at 0). A job is owed
+	// min(demand, 8 × its share of the active weight) from the moment it
+	// enters the ledger; ρ_job = held ÷ owed.
+	for _, tc := range []struct {
+		name          string
+		jobs          []trace.Job
+		id            string
+		start, end    int
+		submit, admit ledger.Rho // ρ_job under AdmitOnSubmit and AdmitAtTick
+	}{
+		{
+			name:  "a job started at the tick after its submission",
+			jobs:  []trace.Job{tj("a", "x", 1, 0, 5), tj("b", "x", 2, 13, 7)},
+			id:    "b",
+			start: 20, end: 27,
+			submit: 7.0 / 14, admit: 1,
+		},
+		{
+			name:  "a job submitted on a tick",
+			jobs:  []trace.Job{tj("a", "x", 1, 0, 5), tj("b", "x", 2, 20, 7)},
+			id:    "b",
+			start: 20, end: 27,
+			submit: 1, admit: 1,
+		},
+		{
+			// b waits for a, which ends at 25, starts at the 30 tick and
+			// holds 8 GPUs for 10 s. It is owed 4 GPUs while a is active
+			// (the tenant's 8 split by weight), then 8: from 13 that is
+			// 4×12 + 8×15 = 168, from the 20 tick 4×5 + 8×15 = 140.
+			name:  "a job that waits a tick after its admission",
+			jobs:  []trace.Job{tj("a", "x", 8, 0, 25), tj("b", "x", 8, 13, 10)},
+			id:    "b",
+			start: 30, end: 40,
+			submit: 80.0 / 168, admit: 80.0 / 140,
+		},
+	} {
+		for _, adm := range []Admission{AdmitOnSubmit, AdmitAtTick} {
+			t.Run(tc.name+"/"+adm.String(), func(t *testing.T) {
+				cfg := testConfig(1, 8, "x")
+				cfg.Admit = adm
+				r := mustRun(t, cfg, src(tc.jobs...), &greedy{})
+				j := jobByID(t, r, tc.id)
+				if got := j.FirstStart.Sub(t0); got != sec(tc.start) {
+					t.Errorf("first start %v, want %v", got, sec(tc.start))
+				}
+				if got := j.End.Sub(t0); got != sec(tc.end) {
+					t.Errorf("end %v, want %v", got, sec(tc.end))
+				}
+				// Queueing counts from the submission either way.
+				if want := sec(tc.start) - j.Submit.Sub(t0); j.Queueing() != want {
+					t.Errorf("queueing %v, want %v", j.Queueing(), want)
+				}
+				want := tc.submit
+				if adm == AdmitAtTick {
+					want = tc.admit
+				}
+				if math.Abs(float64(j.Rho-want)) > 1e-12 {
+					t.Errorf("ρ_job = %v, want %v", j.Rho, want)
+				}
+			})
+		}
+	}
+}
+
+func TestAdmissionStrings(t *testing.T) {
+	for _, a := range []Admission{AdmitOnSubmit, AdmitAtTick} {
+		got, err := ParseAdmission(a.String())
+		if err != nil || got != a {
+			t.Errorf("ParseAdmission(%q) = %v, %v; want %v", a.String(), got, err, a)
+		}
+	}
+	if _, err := ParseAdmission("arrival"); !errors.Is(err, ErrConfig) {
+		t.Errorf("ParseAdmission(arrival): error %v, want ErrConfig", err)
+	}
+	if got := Admission(7).String(); got != "Admission(7)" {
+		t.Errorf("Admission(7).String() = %q", got)
 	}
 }

@@ -280,7 +280,7 @@ func TestRenewsFirstReadsTheFirstPick(t *testing.T) {
 // past it, so gangs span nodes or never fit; leases shorter than the
 // tick, equal to it or the default (Lease 0); submissions at equal times
 // and on tick boundaries; zero-length jobs; job weights and tenant
-// weights; checkpoint iterations.
+// weights; checkpoint iterations; admission at submission or at the tick.
 func genVariedWorkload(t *rapid.T) (Config, []trace.Job) {
 	var nodes []placement.Node
 	capacity := 0
@@ -337,6 +337,8 @@ func genVariedWorkload(t *rapid.T) (Config, []trace.Job) {
 			Weight:   rapid.SampledFrom([]float64{0, 0, 1, 2, 0.5}).Draw(t, "weight"),
 		})
 	}
+	// Drawn last, so that the draws above replay as before.
+	cfg.Admit = rapid.SampledFrom([]Admission{AdmitOnSubmit, AdmitAtTick}).Draw(t, "admit")
 	return cfg, jobs
 }
 

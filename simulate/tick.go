@@ -18,6 +18,11 @@ func (e *engine) tick(t time.Duration) error {
 	e.ticked, e.lastTick = true, t
 	e.res.Stats.Ticks++
 	for _, j := range e.arrived {
+		if e.cfg.Admit == AdmitAtTick {
+			if err := e.admit(j, t); err != nil {
+				return err
+			}
+		}
 		j.phase = phPending
 		e.addPending(j)
 	}

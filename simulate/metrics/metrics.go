@@ -15,7 +15,7 @@ type JobRecord struct {
 	End         time.Time     // completion time; zero if the job never ended
 	Run         time.Duration // trace duration (useful running time)
 	Held        time.Duration // total time holding GPUs, incl. overheads
-	Rho         ledger.Rho    // ρ_job over [Submit, End)
+	Rho         ledger.Rho    // ρ_job over its life in the ledger: [Submit, End), or from the tick that admitted it (simulate.Config.Admit) to End
 	Preemptions int
 	State       string
 }

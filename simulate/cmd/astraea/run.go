@@ -36,6 +36,7 @@ type options struct {
 	out, metricsMode  string
 	checkpointOnRenew bool
 	iteration         time.Duration
+	admit             string
 }
 
 // errUsage marks a command-line mistake (the flag package has printed it).
@@ -64,6 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.lenient, "lenient", false, "skip bad trace rows and report them")
 	fs.BoolVar(&o.overhead, "overhead", true, "run each policy again without overheads to report the preemption overhead")
 	fs.StringVar(&o.metricsMode, "metrics", "eq16", "fairness mode of the reported ρ: eq16 or eq8")
+	fs.StringVar(&o.admit, "admit", simulate.AdmitOnSubmit.String(), "when a job's accounts start: \"submit\" (its submission) or \"tick\" (the first scheduling tick that sees it)")
 	fs.BoolVar(&o.check, "check", false, "check ledger and cluster invariants periodically during the run")
 	if err := fs.Parse(args); err != nil {
 		return o, errUsage
@@ -246,6 +248,7 @@ type report struct {
 	Ckpt      float64            `json:"checkpoint_seconds"`
 	Cold      float64            `json:"coldstart_seconds"`
 	Iteration float64            `json:"iteration_seconds"`
+	Admit     string             `json:"admit,omitempty"` // omitted for the default, "submit"
 	QuotaRule string             `json:"quota_rule"`
 	Quotas    map[string]float64 `json:"quotas"`
 	Excluded  []simulate.ExcludedJob
@@ -273,6 +276,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("-metrics %q: want eq16 or eq8", o.metricsMode)
 	}
+	admit, err := simulate.ParseAdmission(o.admit)
+	if err != nil {
+		return fmt.Errorf("-admit: %w", err)
+	}
 	cons := constructors()
 	names, err := selectPolicies(o.policies, cons)
 	if err != nil {
@@ -293,12 +300,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cfg.CheckpointOnRenew = o.checkpointOnRenew
 	cfg.Iteration = o.iteration
 	cfg.Metrics = mmode
+	cfg.Admit = admit
 	cfg.Check = o.check
 
 	rep := report{
 		Workload: w.name, Nodes: o.nodes, GPUs: o.nodes * o.gpn,
 		Interval: o.interval.Seconds(), Lease: o.lease.Seconds(),
 		Ckpt: o.checkpoint.Seconds(), Cold: o.cold.Seconds(), Iteration: o.iteration.Seconds(), QuotaRule: rule,
+	}
+	if admit != simulate.AdmitOnSubmit {
+		rep.Admit = admit.String()
 	}
 	var runs []metrics.Run
 	var sums []metrics.Summary
@@ -407,6 +418,9 @@ func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error
 	}
 	fmt.Fprintf(w, "cluster: %d nodes × %d GPUs = %d GPUs; interval %v, lease %v, checkpoint %v, cold start %v, iteration %v\n",
 		o.nodes, o.gpn, rep.GPUs, o.interval, o.lease, o.checkpoint, o.cold, o.iteration)
+	if rep.Admit != "" {
+		fmt.Fprintf(w, "admission: a job's accounts start at the %s that first sees it\n", rep.Admit)
+	}
 	if n := len(rep.Excluded); n > 0 {
 		fmt.Fprintf(w, "excluded: %d jobs larger than the cluster\n", n)
 	}
