@@ -61,12 +61,14 @@ func (s snapshot) run(t testing.TB, dir string, cfg Config) *Result {
 	return res
 }
 
-// reproduce runs the snapshot twice at once (with invariant checks), checks
-// that both runs are byte-identical in JSON and returns the summary.
-func reproduce(t *testing.T, s snapshot) (metrics.Summary, *Result) {
+// reproduce runs the snapshot twice at once (with invariant checks), jobs
+// admitted as admit says, checks that both runs are byte-identical in JSON
+// and returns the summary.
+func reproduce(t *testing.T, s snapshot, admit Admission) (metrics.Summary, *Result) {
 	dir := testtraces.Dir(t)
 	cfg := s.config(t, dir)
 	cfg.Check, cfg.CheckEvery = true, 8192
+	cfg.Admit = admit
 	var res [2]*Result
 	var wg sync.WaitGroup
 	for i := range res {
@@ -108,16 +110,25 @@ func logSummary(t *testing.T, name string, sum metrics.Summary, r *Result, paper
 }
 
 // TestReproduceVenus runs ASTRAEA on the Venus two-week snapshot, 100 × 8
-// GPUs, official VC quotas, and logs its figures beside the paper's.
+// GPUs, official VC quotas, and logs its figures beside the paper's, with
+// jobs admitted at their submission and at the tick.
 func TestReproduceVenus(t *testing.T) {
-	sum, r := reproduce(t, venusSnapshot)
-	logSummary(t, "Venus", sum, r, "7.1 %", "5.2 %")
+	for _, a := range []Admission{AdmitOnSubmit, AdmitAtTick} {
+		t.Run("admit="+a.String(), func(t *testing.T) {
+			sum, r := reproduce(t, venusSnapshot, a)
+			logSummary(t, "Venus", sum, r, "7.1 %", "5.2 %")
+		})
+	}
 }
 
 // TestReproducePhilly runs ASTRAEA on the Philly two-week snapshot, 210 × 8
 // GPUs, quotas ∝ requested GPUs (the paper's rule); the paper publishes no
 // Philly percentages.
 func TestReproducePhilly(t *testing.T) {
-	sum, r := reproduce(t, phillySnapshot)
-	logSummary(t, "Philly", sum, r, "not published", "not published")
+	for _, a := range []Admission{AdmitOnSubmit, AdmitAtTick} {
+		t.Run("admit="+a.String(), func(t *testing.T) {
+			sum, r := reproduce(t, phillySnapshot, a)
+			logSummary(t, "Philly", sum, r, "not published", "not published")
+		})
+	}
 }
