@@ -28,6 +28,16 @@ type AstraeaOptions struct {
 	// NoPreCredit turns off the lease pre-credit: a grant no longer adds
 	// demand × lease to its tenant's allocation for the rest of the round.
 	NoPreCredit bool
+	// ReserveAfter, if positive, guards large gangs against starvation,
+	// which the paper's round does not: once the pick of the most
+	// under-served tenant that left play (it did not fit) has been that
+	// pick for ReserveAfter, the policy drains nodes for it (no new job
+	// lands there, their expiring jobs are not renewed) and grants it
+	// there, ahead of the round, as soon as they hold it: within a lease,
+	// a checkpoint and a tick. One reservation at a time. Every tick then
+	// runs a full round, without the shortcuts that read the engine's free
+	// counts. Zero, the paper's policy, reserves nothing.
+	ReserveAfter time.Duration
 }
 
 // DefaultAstraeaOptions is the paper's configuration: Eq. 16 tenant accounts,
@@ -45,7 +55,9 @@ func astraeaVariants() []AstraeaOptions {
 	single.Name, single.SingleLevel = "astraea-single", true
 	nc := d
 	nc.Name, nc.NoPreCredit = "astraea-nocredit", true
-	return []AstraeaOptions{d, eq8, single, nc}
+	rsv := d
+	rsv.Name, rsv.ReserveAfter = "astraea-reserve", DefaultReserveAfter
+	return []AstraeaOptions{d, eq8, single, nc, rsv}
 }
 
 // Astraea is the ASTRAEA policy, one [sched.Round] per tick: the candidates
@@ -79,6 +91,13 @@ type Astraea struct {
 	first   [1]demandCount
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
+	// reserved is the active reservation, watch the blocked pick that may
+	// get the next one, exp and credited scheduleReserving's scratch (see
+	// AstraeaOptions.ReserveAfter).
+	reserved *reservation
+	watch    blockWatch
+	exp      []*JobState
+	credited creditedAccounts
 }
 
 // NewAstraea returns the ASTRAEA policy with the given options.
@@ -227,6 +246,9 @@ func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return
 // O(tenants × demands) plus a tenant account read per tenant involved (see
 // renewsFirst).
 func (a *Astraea) Schedule(s *State) (Decision, error) {
+	if a.opt.ReserveAfter > 0 {
+		return a.scheduleReserving(s)
+	}
 	clear(a.tenantReads)
 	a.tenantReads = a.tenantReads[:0]
 	expiring, expGPUs := len(s.Expiring), 0
@@ -253,34 +275,8 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		a.trim.perNode(s.nodes, a.nodeGains(s))
 	}
 	cands := a.cands[:0]
-	add := func(js *JobState, running bool) {
-		leases := 0
-		if js.Ran {
-			leases = max(js.Leases, 1)
-		}
-		c := sched.Candidate{
-			Job:    ledger.JobID(js.Job.ID),
-			Tenant: ledger.TenantID(js.Job.Tenant),
-			Demand: ledger.GPUs(js.Job.GPUs),
-			Submit: js.Job.Submit,
-			Leases: leases,
-		}
-		if a.opt.SingleLevel {
-			c.Tenant = singleTenant
-		}
-		if running {
-			c.Running, c.Placement = true, js.Placement
-		}
-		cands = append(cands, c)
-	}
-	// A pointer to a copy held here: converting the View itself to the
-	// interface would allocate at every round.
-	a.view = s.Accounts
-	var acc sched.Accounts = &a.view
-	if a.opt.SingleLevel {
-		a.single = singleLevel{s.Accounts}
-		acc = &a.single
-	}
+	add := func(js *JobState, running bool) { cands = append(cands, a.candidate(js, running)) }
+	acc := a.accounts(s)
 	if a.exhaustive {
 		for _, p := range s.Pending {
 			add(p, false)
@@ -342,6 +338,41 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	}
 	a.preempt = d.Preempt
 	return d, nil
+}
+
+// candidate returns js as a round's candidate: running marks an expiring
+// job, which holds its placement.
+func (a *Astraea) candidate(js *JobState, running bool) sched.Candidate {
+	leases := 0
+	if js.Ran {
+		leases = max(js.Leases, 1)
+	}
+	c := sched.Candidate{
+		Job:    ledger.JobID(js.Job.ID),
+		Tenant: ledger.TenantID(js.Job.Tenant),
+		Demand: ledger.GPUs(js.Job.GPUs),
+		Submit: js.Job.Submit,
+		Leases: leases,
+	}
+	if a.opt.SingleLevel {
+		c.Tenant = singleTenant
+	}
+	if running {
+		c.Running, c.Placement = true, js.Placement
+	}
+	return c
+}
+
+// accounts returns the accounts a round at s reads: the view's, or the
+// single-level variant's. A pointer to a copy held in a: converting the
+// View itself to the interface would allocate at every round.
+func (a *Astraea) accounts(s *State) sched.Accounts {
+	a.view = s.Accounts
+	if a.opt.SingleLevel {
+		a.single = singleLevel{s.Accounts}
+		return &a.single
+	}
+	return &a.view
 }
 
 // renewsFirst reports that a round would grant nothing and renew every

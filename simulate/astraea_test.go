@@ -151,7 +151,7 @@ func TestAstraeaRenewsInPlaceOrLetsTheLeaseLapse(t *testing.T) {
 
 func TestAstraeaPolicies(t *testing.T) {
 	m := Policies()
-	want := []string{"astraea", "astraea-eq8", "astraea-nocredit", "astraea-single"}
+	want := []string{"astraea", "astraea-eq8", "astraea-nocredit", "astraea-reserve", "astraea-single"}
 	if got := PolicyNames(m); !slices.Equal(got, want) {
 		t.Fatalf("policies %v, want %v", got, want)
 	}
