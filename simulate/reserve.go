@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -206,26 +207,59 @@ func (a *Astraea) watchBlocked(s *State, res sched.Result) error {
 var errNoNodes = errors.New("no set of nodes holds the gang")
 
 // reserveNodes chooses the nodes to drain for a gang of d GPUs: the one
-// node large enough with the most free GPUs if a node can hold the gang,
-// else the fewest nodes, taken by most free GPUs, whose GPUs add up to d
-// (ties go to the cluster's order), sorted by id. O(nodes log nodes).
+// node large enough with the most free GPUs if a node can hold the gang;
+// else, keeping the gang inside one network domain as consolidated
+// placement would, nodes of the innermost domain that can hold it, taken
+// by most free GPUs until their GPUs add up to d, in the domain where the
+// nodes taken have the most free GPUs. Ties go to the cluster's order; the
+// nodes come sorted by id. O(nodes × (levels + log nodes)).
 func reserveNodes(c *placement.Cluster, d int) ([]string, error) {
 	var infos []placement.NodeInfo
+	levels := 0
 	for n := range c.Nodes() {
 		infos = append(infos, n)
+		levels = max(levels, len(n.Topology))
 	}
-	byFree := func(x, y placement.NodeInfo) int { return cmp.Compare(y.Free, x.Free) }
-	slices.SortStableFunc(infos, byFree)
+	slices.SortStableFunc(infos, func(x, y placement.NodeInfo) int { return cmp.Compare(y.Free, x.Free) })
 	for _, n := range infos {
 		if n.GPUs >= d {
 			return []string{n.ID}, nil
 		}
 	}
-	var ids []string
-	sum := 0
-	for _, n := range infos {
-		ids, sum = append(ids, n.ID), sum+n.GPUs
-		if sum >= d {
+	for l := levels; l >= 0; l-- {
+		// The domains at depth l, in order of first appearance (most free
+		// node first); each takes its nodes by most free GPUs.
+		var keys []string
+		picks := map[string][]placement.NodeInfo{}
+		sums := map[string]int{}
+		for _, n := range infos {
+			k := strings.Join(n.Topology[:min(l, len(n.Topology))], "/")
+			if _, seen := picks[k]; !seen {
+				keys = append(keys, k)
+			}
+			if sums[k] < d {
+				picks[k] = append(picks[k], n)
+				sums[k] += n.GPUs
+			}
+		}
+		best, bestFree := "", -1
+		for _, k := range keys {
+			if sums[k] < d {
+				continue
+			}
+			free := 0
+			for _, n := range picks[k] {
+				free += n.Free
+			}
+			if free > bestFree {
+				best, bestFree = k, free
+			}
+		}
+		if bestFree >= 0 {
+			ids := make([]string, 0, len(picks[best]))
+			for _, n := range picks[best] {
+				ids = append(ids, n.ID)
+			}
 			slices.Sort(ids) // a placement's slots go in node id order
 			return ids, nil
 		}
