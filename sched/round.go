@@ -57,9 +57,9 @@ const (
 	renewed
 )
 
-// cand is the round's state of candidate i (r.in[i]), in input order: 12
-// bytes, without a pointer, so that the garbage collector never scans it
-// and a round of 100,000 candidates keeps it in 1.2 MB. Its reward
+// cand is the round's state of candidate i (r.in[i]): 12 bytes, without
+// a pointer, so that the garbage collector never scans the round's largest
+// array and a round of 100,000 candidates keeps it in 1.2 MB. Its reward
 // lives in its heap entry (candEntry), and the candidate that preempted
 // it, if any, in round.by.
 type cand struct {
@@ -70,23 +70,9 @@ type cand struct {
 	freed  bool // a running candidate released from the placer
 }
 
-// candHot is what the round reads of a candidate each time its tenant's
-// heap hands it out, copied from the input once by init: the candidates of
-// one tenant lie together in round.hot (in the same part of the array as
-// the tenant's heap in round.heaps), so that a pop, a placement and a grant
-// touch a line of the tenant's few kilobytes instead of the candidate's
-// two lines at random in the input (112 bytes a candidate).
-type candHot struct {
-	job     ledger.JobID
-	demand  ledger.GPUs
-	ci      int32 // index in the input
-	running bool
-}
-
 type tenantRec struct {
 	st      TenantState
 	heap    []candEntry
-	base    int32 // start of the tenant's part of round.hot and round.heaps
 	out     bool
 	ready   bool  // job accounts read, rewards computed, heap built
 	blocked int32 // the pick that did not fit in the fair stage, or -1
@@ -149,7 +135,6 @@ type round struct {
 	tenantIDs   tenantSet
 	counts      []int32
 	heaps       []candEntry
-	hot         []candHot
 	th          []tenantEntry
 	grants      []Grant
 	waiting     []Wait
@@ -265,7 +250,6 @@ func (r *round) keep() {
 	r.candLT, r.tenLT = candOrder{}, tenantOrder{}
 	r.p, r.a, r.clone, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil
 	r.in = nil
-	clear(r.hot) // the job ids
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
 }
@@ -421,26 +405,21 @@ func (r *round) init(in Input, opts Options) error {
 	// heap never grows beyond its own candidates, so the parts never overlap.
 	r.counts = counts
 	r.heaps = resize(r.heaps, n)
-	r.hot = resize(r.hot, n)
-	all, hot := r.heaps, r.hot
+	all := r.heaps
 	off := int32(0)
 	for ti := range r.tenants {
 		r.tenants[ti].heap = all[off : off : off+counts[ti]]
-		r.tenants[ti].base = off
 		off += counts[ti]
 	}
 	for i := range r.cands {
 		t := &r.tenants[r.cands[i].tenant]
-		hi := t.base + int32(len(t.heap))
-		c := &in.Candidates[i]
-		hot[hi] = candHot{job: c.Job, demand: c.Demand, ci: int32(i), running: c.Running}
-		t.heap = append(t.heap, candEntry{hi: hi})
+		t.heap = append(t.heap, candEntry{ci: int32(i)})
 	}
 	tie := opts.TieBreak
 	if tie == nil {
 		tie = BySubmit
 	}
-	r.candLT = candOrder{hot: r.hot, in: r.in, tie: tie}
+	r.candLT = candOrder{cands: r.cands, in: r.in, tie: tie}
 	r.tenLT = tenantOrder{tenants: r.tenants, order: opts.TenantOrder}
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
@@ -481,10 +460,9 @@ func (r *round) prepare(ti int32) error {
 	t := &r.tenants[ti]
 	for i := range t.heap {
 		e := &t.heap[i]
-		h := &r.hot[e.hi]
-		ci := h.ci
+		ci := e.ci
 		c := &r.in[ci]
-		acct, ok := r.accounts.JobAccount(h.job)
+		acct, ok := r.accounts.JobAccount(c.Job)
 		if !ok {
 			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
 		}
@@ -514,7 +492,7 @@ func (r *round) setRest(ci int32, s Score) {
 // score returns the reward of e's candidate, as prepare recorded it.
 func (r *round) score(e candEntry) Score {
 	if e.slen > 2 {
-		return r.rest[r.hot[e.hi].ci]
+		return r.rest[e.ci]
 	}
 	s := Score{n: e.slen}
 	s.v[0] = e.k0
@@ -530,21 +508,20 @@ func (r *round) score(e candEntry) Score {
 // (candEntry), the others in rest, nil in a round without rewards longer
 // than two.
 type candOrder struct {
-	rest []Score
-	hot  []candHot
-	in   []Candidate
-	tie  TieBreak
+	rest  []Score
+	cands []cand
+	in    []Candidate
+	tie   TieBreak
 }
 
-// candEntry is a candidate in its tenant's heap: its index in round.hot
-// (which holds its input index), the first two
+// candEntry is a candidate in its tenant's heap: its index, the first two
 // components of its reward (0 where the reward is shorter, as
 // Score.Compare counts a missing component), which decide most comparisons
 // without reading the round's arrays at random, and the reward's length
 // (24 bytes).
 type candEntry struct {
 	k0, k1 float64
-	hi     int32
+	ci     int32
 	slen   uint8
 }
 
@@ -555,7 +532,7 @@ func (o candOrder) less(a, b candEntry) bool {
 	if c := cmp.Compare(a.k1, b.k1); c != 0 {
 		return c > 0
 	}
-	return o.lessRest(o.hot[a.hi].ci, o.hot[b.hi].ci)
+	return o.lessRest(a.ci, b.ci)
 }
 
 // lessRest orders candidates i and j whose first two reward components are
@@ -652,7 +629,8 @@ func (r *round) stage(th []tenantEntry, s Stage) ([]tenantEntry, error) {
 		if err != nil {
 			return th, err
 		}
-		if ce.hi < 0 {
+		ci := ce.ci
+		if ci < 0 {
 			heapPop(&th, r.tenLT)
 			continue
 		}
@@ -666,7 +644,6 @@ func (r *round) stage(th []tenantEntry, s Stage) ([]tenantEntry, error) {
 			heapFix(th, 0, r.tenLT)
 		case s == Fair:
 			t := &r.tenants[ti]
-			ci := r.hot[ce.hi].ci
 			t.out = true
 			t.blocked = ci
 			t.reason = r.reasons[r.cands[ci].reason-1]
@@ -684,7 +661,7 @@ func (r *round) isFull() bool {
 }
 
 // popCand removes and returns the heap entry of tenant ti's best undecided
-// candidate, or an entry of hot index -1. Every candidate in a heap is
+// candidate, or an entry of index -1. Every candidate in a heap is
 // undecided: a candidate is decided only by try, after its pop, and goes
 // back to its heap only undecided (a failed pick kept for the backfill
 // stage), so the pop reads nothing of the candidate's state.
@@ -692,11 +669,11 @@ func (r *round) popCand(ti int32) (candEntry, error) {
 	t := &r.tenants[ti]
 	if !t.ready {
 		if err := r.prepare(ti); err != nil {
-			return candEntry{hi: -1}, err
+			return candEntry{ci: -1}, err
 		}
 	}
 	if len(t.heap) == 0 {
-		return candEntry{hi: -1}, nil
+		return candEntry{ci: -1}, nil
 	}
 	return heapPop(&t.heap, r.candLT), nil
 }
@@ -723,34 +700,31 @@ func (r *round) allocErr(ci int32, err error) error {
 // allocate gives a new placement to candidate ci, on the Placer and in the
 // optimistic view if there is one.
 func (r *round) allocate(ci int32, p placement.Placement) error {
-	return r.allocateID(ci, string(r.in[ci].Job), p)
-}
-
-// allocateID is allocate for a caller that has the candidate's job id.
-func (r *round) allocateID(ci int32, id string, p placement.Placement) error {
+	id := string(r.in[ci].Job)
 	if err := r.p.Allocate(id, p); err != nil {
 		return r.allocErr(ci, err)
 	}
-	return r.allocated(ci, id, p)
+	return r.allocated(ci, p)
 }
 
 // allocated marks candidate ci granted, p being allocated to it on the
-// Placer under id, and allocates p in the optimistic view if there is one.
-func (r *round) allocated(ci int32, id string, p placement.Placement) error {
+// Placer, and allocates p in the optimistic view if there is one.
+func (r *round) allocated(ci int32, p placement.Placement) error {
 	r.cands[ci].status = granted
 	if r.a != nil {
-		if err := r.a.Allocate(id, p); err != nil {
+		if err := r.a.Allocate(string(r.in[ci].Job), p); err != nil {
 			return r.placerErr(ci, "allocate in the optimistic view", err)
 		}
 	}
 	return nil
 }
 
-// placeNow places candidate ci's d GPUs, under allocation id, on GPUs free now and allocates
+// placeNow places candidate ci's d GPUs on GPUs free now and allocates
 // them, on the Placer and in the optimistic view if there is one. It
 // returns the placer's error if the job does not fit (nofit), or the
 // round's error if something else failed (err).
-func (r *round) placeNow(ci int32, id string, d int) (q placement.Placement, nofit, err error) {
+func (r *round) placeNow(ci int32, d int) (q placement.Placement, nofit, err error) {
+	id := string(r.in[ci].Job)
 	if r.cl == nil {
 		q, err = r.p.Place(d)
 	} else {
@@ -764,9 +738,9 @@ func (r *round) placeNow(ci int32, id string, d int) (q placement.Placement, nof
 	case err != nil:
 		return q, nil, r.placerErr(ci, "place", err)
 	case r.cl == nil:
-		return q, nil, r.allocateID(ci, id, q)
+		return q, nil, r.allocate(ci, q)
 	}
-	return q, nil, r.allocated(ci, id, q)
+	return q, nil, r.allocated(ci, q)
 }
 
 // release frees running candidate ci.
@@ -826,14 +800,13 @@ func (r *round) remember(d ledger.GPUs, ri int32) {
 	r.memo[d] = ri
 }
 
-// try decides e's candidate, of tenant ti: it grants it and returns true,
+// try decides candidate e.ci of tenant ti: it grants it and returns true,
 // or records why it does not fit and returns false.
 func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
-	h := &r.hot[e.hi]
-	ci := h.ci
-	id := string(h.job)
-	if h.running && !r.cands[ci].moved {
-		c := &r.in[ci]
+	ci := e.ci
+	c := &r.in[ci]
+	id := string(c.Job)
+	if c.Running && !r.cands[ci].moved {
 		r.cands[ci].status = renewed
 		r.expHeld -= int(c.Demand)
 		if r.a != nil {
@@ -845,16 +818,16 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 		r.grant(e, ti, stage, Renewed, c.Placement, nil)
 		return true, nil
 	}
-	if ri := r.failed(h.demand); ri > 0 {
+	if ri := r.failed(c.Demand); ri > 0 {
 		r.fail(e, ti, stage, ri)
 		return false, nil
 	}
-	d := int(h.demand)
+	d := int(c.Demand)
 	var rs Reason
 	// Free GPUs first. When fewer are free than needed and expiring jobs are
 	// undecided, go straight to the optimistic view.
 	if r.expHeld == 0 || r.free == nil || r.free() >= d {
-		q, nofit, err := r.placeNow(ci, id, d)
+		q, nofit, err := r.placeNow(ci, d)
 		if err != nil {
 			return false, err
 		}
@@ -906,7 +879,7 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 		rs = noFit(d, err)
 	}
 	ri := r.addReason(rs)
-	r.remember(h.demand, ri)
+	r.remember(c.Demand, ri)
 	r.fail(e, ti, stage, ri)
 	return false, nil
 }
@@ -1063,17 +1036,18 @@ func (r *round) addReason(rs Reason) int32 {
 }
 
 func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
-	h := &r.hot[e.hi]
+	ci := e.ci
+	c := &r.in[ci]
 	t := &r.tenants[ti]
 	var before TenantState
 	if r.opts.Trace != nil {
 		before = t.st
 	}
 	rhoBefore := t.st.Account.Rho
-	t.st.Account.Alloc += ledger.GPUSeconds(float64(h.demand) * r.lease)
+	t.st.Account.Alloc += ledger.GPUSeconds(float64(c.Demand) * r.lease)
 	t.st.Account.Rho = ledger.Ratio(t.st.Account.Alloc, t.st.Account.FairShare)
 	t.st.Grants++
-	t.st.GPUs += h.demand
+	t.st.GPUs += c.Demand
 	if len(r.res.Grants) == cap(r.res.Grants) {
 		r.growGrants()
 	}
@@ -1083,9 +1057,9 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 	r.res.Grants = r.res.Grants[:n+1]
 	g := &r.res.Grants[n]
 	*g = Grant{
-		Job:             h.job,
-		Tenant:          t.st.ID,
-		Demand:          h.demand,
+		Job:             c.Job,
+		Tenant:          c.Tenant,
+		Demand:          c.Demand,
 		Kind:            kind,
 		Placement:       p,
 		Stage:           stage,
@@ -1094,10 +1068,10 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 		TenantRhoAfter:  t.st.Account.Rho,
 		Preempts:        preempts,
 	}
-	r.grantedGPUs += int(h.demand)
+	r.grantedGPUs += int(c.Demand)
 	r.steps++
 	if r.opts.Trace != nil {
-		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: r.in[h.ci], Reward: g.Reward, Granted: true, Grant: *g})
+		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: *c, Reward: g.Reward, Granted: true, Grant: *g})
 	}
 }
 
@@ -1124,10 +1098,10 @@ func (r *round) growGrants() {
 	r.res.Grants = gs
 }
 
-// fail records that e's candidate did not fit, for the reason with index
+// fail records that candidate e.ci did not fit, for the reason with index
 // ri (1 +) in r.reasons.
 func (r *round) fail(e candEntry, ti int32, stage Stage, ri int32) {
-	ci := r.hot[e.hi].ci
+	ci := e.ci
 	r.cands[ci].reason = ri
 	r.steps++
 	if r.opts.Trace != nil {
