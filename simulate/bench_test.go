@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/astraea-sched/astraea/internal/testtraces"
 	"github.com/astraea-sched/astraea/simulate/trace"
@@ -120,5 +121,34 @@ func BenchmarkSyntheticDefault(b *testing.B) {
 		if _, err := Run(cfg, trace.Synthetic(trace.DefaultSynthetic()), p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSyntheticScale runs the synthetic workload at one arrival rate
+// (750 jobs a day) over 8, 16, 32 and 64 days on 130 × 8 GPUs, where that
+// rate is about 85 % of capacity: queues build by day and drain by night.
+// Jobs run up to 15 days, so the first two weeks are a warm-up in which
+// long jobs accumulate; from then on every day is alike, and the cost per
+// job (ns/job) must stay flat from 16 to 64 days if the engine is linear in
+// jobs. The Philly prefixes cannot show this on their own: their load
+// changes from prefix to prefix.
+func BenchmarkSyntheticScale(b *testing.B) {
+	for _, days := range []int{8, 16, 32, 64} {
+		b.Run(fmt.Sprintf("%dd", days), func(b *testing.B) {
+			sc := trace.DefaultSynthetic()
+			sc.Jobs, sc.Span = 750*days, time.Duration(days)*24*time.Hour
+			cfg := DefaultConfig(130, 8, trace.SyntheticQuotas())
+			b.ReportAllocs()
+			var r *Result
+			for b.Loop() {
+				p, _ := NewAstraea(DefaultAstraeaOptions())
+				var err error
+				if r, err = Run(cfg, trace.Synthetic(sc), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Stats.Jobs), "ns/job")
+			b.ReportMetric(float64(r.Stats.Ticks)/float64(r.Stats.Jobs), "ticks/job")
+		})
 	}
 }
