@@ -125,8 +125,9 @@ type Config struct {
 // The choice moves every job's ρ_job by up to one interval of fair share:
 // a 100 s job submitted just after a tick and started at the next one has
 // ρ_job ≈ 0.91 from its submission (a sharing loss under the 0.95
-// threshold), 1 from the round. On traces rich in short jobs it changes
-// the share of sharing-loss jobs severalfold, for every policy alike.
+// threshold), 1 from the round. On traces rich in short jobs it moves the
+// share of sharing-loss jobs more than any policy parameter (ASTRAEA's on
+// the Venus snapshot: 36 % from submission, 22 % from the tick).
 type Admission uint8
 
 const (
