@@ -34,7 +34,9 @@ type AstraeaOptions struct {
 	// pick for ReserveAfter, the policy drains nodes for it (no new job
 	// lands there, their expiring jobs are not renewed) and grants it
 	// there, ahead of the round, as soon as they hold it: within a lease,
-	// a checkpoint and a tick. One reservation at a time. Every tick then
+	// two checkpoints and two ticks of the reservation (a job granted
+	// there by the round that made it may still start after a
+	// checkpoint). One reservation at a time. Every tick then
 	// runs a full round, without the shortcuts that read the engine's free
 	// counts. Zero, the paper's policy, reserves nothing.
 	ReserveAfter time.Duration

@@ -33,8 +33,9 @@ const DefaultReserveAfter = time.Hour
 // stays the most under-served (on the Venus snapshot ASTRAEA's p99
 // queueing is about a week). A reservation drains a few nodes for that
 // job: no new job lands on them and their running jobs are not renewed, so
-// within one lease (plus a checkpoint and a tick) they are free and the
-// job starts there, ahead of the round.
+// within a lease (plus checkpoints and ticks; see
+// AstraeaOptions.ReserveAfter) they are free and the job starts there,
+// ahead of the round.
 type reservation struct {
 	job   string
 	gpus  int
