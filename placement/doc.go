@@ -16,6 +16,9 @@
 //     places and allocates in one step.
 //   - Nodes: [Cluster.AddNode], [Cluster.DrainNode], [Cluster.UndrainNode],
 //     [Cluster.RemoveNode].
+//   - Reserve: [Cluster.HoldFor] chooses the nodes to drain for a gang
+//     that waits too long, [Cluster.PlaceOn] places it there once they hold
+//     it.
 //   - Inspect: [Cluster.Allocation], [Cluster.Allocations], [Cluster.Node],
 //     [Cluster.Nodes], [Cluster.Free], [Cluster.Used], [Cluster.Capacity],
 //     [Cluster.LargestFree], [Cluster.Len], [Cluster.Check].

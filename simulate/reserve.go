@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -62,7 +61,11 @@ func (a *Astraea) scheduleReserving(s *State) (_ Decision, err error) {
 	var first *Grant
 	var ready placement.Placement
 	if r != nil {
-		if ready, err = readyOn(s.Cluster, r); err != nil {
+		// Ready once the nodes' free GPUs hold the job.
+		if ready, err = s.Cluster.PlaceOn(r.gpus, r.nodes); errors.Is(err, placement.ErrNoFit) {
+			ready, err = placement.Placement{}, nil
+		}
+		if err != nil {
 			return Decision{}, fmt.Errorf("astraea reservation for %s: %w", r.job, err)
 		}
 	}
@@ -194,109 +197,13 @@ func (a *Astraea) watchBlocked(s *State, res sched.Result) error {
 	if s.Now.Sub(a.watch.since) < a.opt.ReserveAfter {
 		return nil
 	}
-	nodes, err := reserveNodes(s.Cluster, js.Job.GPUs)
+	nodes, err := s.Cluster.HoldFor(js.Job.GPUs)
 	if err != nil {
 		return fmt.Errorf("astraea reservation for %s: %w", js.Job.ID, err)
 	}
 	a.reserved = &reservation{job: js.Job.ID, gpus: js.Job.GPUs, nodes: nodes}
 	a.watch = blockWatch{}
 	return nil
-}
-
-// errNoNodes reports a gang the cluster's nodes cannot hold even empty,
-// which the engine excludes before it runs.
-var errNoNodes = errors.New("no set of nodes holds the gang")
-
-// reserveNodes chooses the nodes to drain for a gang of d GPUs: the one
-// node large enough with the most free GPUs if a node can hold the gang;
-// else, keeping the gang inside one network domain as consolidated
-// placement would, nodes of the innermost domain that can hold it, taken
-// by most free GPUs until their GPUs add up to d, in the domain where the
-// nodes taken have the most free GPUs. Ties go to the cluster's order; the
-// nodes come sorted by id. O(nodes × (levels + log nodes)).
-func reserveNodes(c *placement.Cluster, d int) ([]string, error) {
-	var infos []placement.NodeInfo
-	levels := 0
-	for n := range c.Nodes() {
-		infos = append(infos, n)
-		levels = max(levels, len(n.Topology))
-	}
-	slices.SortStableFunc(infos, func(x, y placement.NodeInfo) int { return cmp.Compare(y.Free, x.Free) })
-	for _, n := range infos {
-		if n.GPUs >= d {
-			return []string{n.ID}, nil
-		}
-	}
-	for l := levels; l >= 0; l-- {
-		// The domains at depth l, in order of first appearance (most free
-		// node first); each takes its nodes by most free GPUs.
-		var keys []string
-		picks := map[string][]placement.NodeInfo{}
-		sums := map[string]int{}
-		for _, n := range infos {
-			k := strings.Join(n.Topology[:min(l, len(n.Topology))], "/")
-			if _, seen := picks[k]; !seen {
-				keys = append(keys, k)
-			}
-			if sums[k] < d {
-				picks[k] = append(picks[k], n)
-				sums[k] += n.GPUs
-			}
-		}
-		best, bestFree := "", -1
-		for _, k := range keys {
-			if sums[k] < d {
-				continue
-			}
-			free := 0
-			for _, n := range picks[k] {
-				free += n.Free
-			}
-			if free > bestFree {
-				best, bestFree = k, free
-			}
-		}
-		if bestFree >= 0 {
-			ids := make([]string, 0, len(picks[best]))
-			for _, n := range picks[best] {
-				ids = append(ids, n.ID)
-			}
-			slices.Sort(ids) // a placement's slots go in node id order
-			return ids, nil
-		}
-	}
-	return nil, errNoNodes
-}
-
-// readyOn returns a placement of r's gang on its nodes if their free GPUs
-// hold it now (the lowest free GPUs of each node in turn), else none.
-func readyOn(c *placement.Cluster, r *reservation) (placement.Placement, error) {
-	var p placement.Placement
-	left := r.gpus
-	for _, id := range r.nodes {
-		n, ok := c.Node(id)
-		if !ok {
-			return placement.Placement{}, fmt.Errorf("reserved node %s left the cluster", id)
-		}
-		take := min(n.Free, left)
-		if take == 0 {
-			continue
-		}
-		slot := placement.Slot{Node: id, GPUs: make([]int, 0, take)}
-		for g, h := 0, 0; g < n.GPUs && len(slot.GPUs) < take; g++ {
-			if h < len(n.Held) && n.Held[h] == g {
-				h++
-				continue
-			}
-			slot.GPUs = append(slot.GPUs, g)
-		}
-		p.Slots = append(p.Slots, slot)
-		left -= take
-	}
-	if left > 0 {
-		return placement.Placement{}, nil
-	}
-	return p, nil
 }
 
 // onAny reports whether p has a slot on one of nodes.

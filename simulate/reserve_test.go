@@ -1,14 +1,12 @@
 package simulate
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
-	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate/trace"
 	"pgregory.net/rapid"
 )
@@ -146,45 +144,5 @@ func TestPropertyReservationHoldsItsNodes(t *testing.T) {
 	})
 	if made == 0 {
 		t.Error("no workload made a reservation: the property was never exercised")
-	}
-}
-
-func TestReserveNodesKeepsAGangInOneDomain(t *testing.T) {
-	// Two racks of two 8-GPU nodes, and a fifth node with no rack. The
-	// freest nodes are n0 (rack r0) and n2 (rack r1), but a 16-GPU gang
-	// goes to one rack: r1, whose nodes have 12 free GPUs to r0's 10.
-	nodes := []placement.Node{
-		{ID: "n0", GPUs: 8, Topology: []string{"r0"}},
-		{ID: "n1", GPUs: 8, Topology: []string{"r0"}},
-		{ID: "n2", GPUs: 8, Topology: []string{"r1"}},
-		{ID: "n3", GPUs: 8, Topology: []string{"r1"}},
-		{ID: "n4", GPUs: 8},
-	}
-	c, err := placement.NewCluster(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hold := map[string][]int{"n0": {0}, "n1": {0, 1, 2, 3, 4}, "n2": {0, 1}, "n3": {0, 1}, "n4": {0, 1, 2, 3, 4, 5, 6, 7}}
-	for _, n := range nodes {
-		if err := c.Allocate("busy-"+n.ID, placement.Placement{Slots: []placement.Slot{{Node: n.ID, GPUs: hold[n.ID]}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tc := range []struct {
-		gpus int
-		want []string
-	}{
-		{4, []string{"n0"}},              // one node: the freest
-		{16, []string{"n2", "n3"}},       // one rack: the freer one
-		{24, []string{"n0", "n2", "n3"}}, // no rack holds it: the freest nodes
-		{40, []string{"n0", "n1", "n2", "n3", "n4"}},
-	} {
-		got, err := reserveNodes(c, tc.gpus)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("reserveNodes(%d) = %v, %v; want %v", tc.gpus, got, err, tc.want)
-		}
-	}
-	if _, err := reserveNodes(c, 41); !errors.Is(err, errNoNodes) {
-		t.Errorf("reserveNodes(41): error %v, want errNoNodes", err)
 	}
 }
