@@ -125,3 +125,64 @@ func ExampleCluster_Assign() {
 	// j3 waits: placement: needs 8 on ≤ 1 node, largest free block is 4
 	// free: 6
 }
+
+// A 16-GPU gang waits on two racks of two 8-GPU nodes where other jobs hold
+// a few GPUs on every node. The scheduler holds nodes for it: HoldFor picks
+// the rack whose nodes have the most free GPUs, the scheduler drains them
+// so that nothing new lands there, and once the jobs there have gone
+// (their leases ended and were not renewed) PlaceOn puts the gang there.
+func ExampleCluster_HoldFor() {
+	c, err := placement.NewCluster([]placement.Node{
+		{ID: "a1", GPUs: 8, Topology: []string{"rack-a"}},
+		{ID: "a2", GPUs: 8, Topology: []string{"rack-a"}},
+		{ID: "b1", GPUs: 8, Topology: []string{"rack-b"}},
+		{ID: "b2", GPUs: 8, Topology: []string{"rack-b"}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	held := map[string][]int{"a1": {0, 1, 2, 3, 4}, "a2": {0, 1, 2, 3, 4}, "b1": {0, 1, 2}, "b2": {0, 1, 2, 3}}
+	for _, n := range []string{"a1", "a2", "b1", "b2"} {
+		q := placement.Placement{Slots: []placement.Slot{{Node: n, GPUs: held[n]}}}
+		if err := c.Allocate("job-on-"+n, q); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("fits now:", c.Fits(16))
+	hold, err := c.HoldFor(16)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("hold:", hold)
+	for _, n := range hold {
+		if err := c.DrainNode(n); err != nil {
+			panic(err)
+		}
+	}
+	if _, err := c.PlaceOn(16, hold); errors.Is(err, placement.ErrNoFit) {
+		fmt.Println("not yet:", err)
+	}
+	for _, id := range []string{"job-on-b1", "job-on-b2"} { // their leases end
+		if _, err := c.Release(id); err != nil {
+			panic(err)
+		}
+	}
+	p, err := c.PlaceOn(16, hold)
+	if err != nil {
+		panic(err)
+	}
+	if err := c.Allocate("gang", p); err != nil {
+		panic(err)
+	}
+	for _, n := range hold {
+		if err := c.UndrainNode(n); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("gang:", p)
+	// Output:
+	// fits now: false
+	// hold: [b1 b2]
+	// not yet: placement: needs 16 on the nodes held, 9 free there
+	// gang: b1:0,1,2,3,4,5,6,7 b2:0,1,2,3,4,5,6,7
+}
