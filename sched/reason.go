@@ -24,9 +24,14 @@ const (
 	Preempted
 	// ClusterFull: every GPU was granted before the job's turn came.
 	ClusterFull
+	// Held: an expiring running job on nodes a [Reserver] holds for By. It
+	// was not renewed there; the round tried it again as a new placement
+	// elsewhere (see Grants and Waiting).
+	Held
 )
 
-// String returns "no-fit", "out-of-play", "preempted" or "cluster-full".
+// String returns "no-fit", "out-of-play", "preempted", "cluster-full" or
+// "held".
 func (c ReasonCode) String() string {
 	switch c {
 	case NoFit:
@@ -37,6 +42,8 @@ func (c ReasonCode) String() string {
 		return "preempted"
 	case ClusterFull:
 		return "cluster-full"
+	case Held:
+		return "held"
 	}
 	return fmt.Sprintf("ReasonCode(%d)", uint8(c))
 }
@@ -76,6 +83,8 @@ func (r Reason) String() string {
 		return fmt.Sprintf("preempted by %s", r.By)
 	case ClusterFull:
 		return "cluster full: no free GPU left"
+	case Held:
+		return fmt.Sprintf("its nodes are held for %s", r.By)
 	}
 	return "no reason"
 }

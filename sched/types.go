@@ -162,15 +162,20 @@ const (
 	// Backfill tries the remaining candidates of tenants that left play, in
 	// the same orders, skipping jobs that do not fit one by one.
 	Backfill
+	// Reserved is a [Reserver]'s grant of the job it held nodes for, made
+	// before the round.
+	Reserved
 )
 
-// String returns "fair" or "backfill".
+// String returns "fair", "backfill" or "reserved".
 func (s Stage) String() string {
 	switch s {
 	case Fair:
 		return "fair"
 	case Backfill:
 		return "backfill"
+	case Reserved:
+		return "reserved"
 	}
 	return fmt.Sprintf("Stage(%d)", uint8(s))
 }

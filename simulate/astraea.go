@@ -93,13 +93,8 @@ type Astraea struct {
 	first   [1]demandCount
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
-	// reserved is the active reservation, watch the blocked pick that may
-	// get the next one, exp and credited scheduleReserving's scratch (see
-	// AstraeaOptions.ReserveAfter).
-	reserved *reservation
-	watch    blockWatch
-	exp      []*JobState
-	credited creditedAccounts
+	// reserver holds nodes for starving gangs (AstraeaOptions.ReserveAfter).
+	reserver sched.Reserver
 }
 
 // NewAstraea returns the ASTRAEA policy with the given options.
@@ -108,6 +103,7 @@ func NewAstraea(o AstraeaOptions) (*Astraea, error) {
 		o.Name = "astraea"
 	}
 	a := &Astraea{opt: o}
+	a.reserver.After = o.ReserveAfter
 	a.opts.Reward = sched.NewJobFirst
 	if o.NoPreCredit {
 		// Phase 1 reads the accounts as they were when the round began.

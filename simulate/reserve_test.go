@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate/trace"
 	"pgregory.net/rapid"
 )
@@ -74,12 +75,7 @@ type reserveWatcher struct {
 func (w *reserveWatcher) Name() string              { return w.a.Name() }
 func (w *reserveWatcher) AccountsMode() ledger.Mode { return w.a.AccountsMode() }
 func (w *reserveWatcher) Schedule(s *State) (Decision, error) {
-	var before reservation
-	active := w.a.reserved != nil
-	if active {
-		before = *w.a.reserved
-		before.nodes = slices.Clone(before.nodes)
-	}
+	before, active := w.a.reserver.Held()
 	d, err := w.a.Schedule(s)
 	if err != nil {
 		return d, err
@@ -87,20 +83,18 @@ func (w *reserveWatcher) Schedule(s *State) (Decision, error) {
 	// The promise holds while the job waits: not at the tick its nodes
 	// hold it (the reservation is spent; the rest of its nodes is free for
 	// all), nor once it started elsewhere.
-	granted := slices.ContainsFunc(d.Grants, func(g Grant) bool { return g.Job == before.job })
-	pending := slices.ContainsFunc(s.Pending, func(js *JobState) bool { return js.Job.ID == before.job })
+	job := string(before.Job)
+	granted := slices.ContainsFunc(d.Grants, func(g Grant) bool { return g.Job == job })
+	pending := slices.ContainsFunc(s.Pending, func(js *JobState) bool { return js.Job.ID == job })
 	if active && pending && !granted {
 		for _, g := range d.Grants {
-			if g.Job == before.job {
-				continue
-			}
 			p := g.Placement
 			if g.Renew {
 				k := slices.IndexFunc(s.Expiring, func(js *JobState) bool { return js.Job.ID == g.Job })
 				p = s.Expiring[k].Placement
 			}
-			if onAny(p, before.nodes) {
-				w.t.Fatalf("at %v job %s is granted (renew %v) on %v, reserved for %s", s.Now, g.Job, g.Renew, p, before.job)
+			if slices.ContainsFunc(p.Slots, func(sl placement.Slot) bool { return slices.Contains(before.Nodes, sl.Node) }) {
+				w.t.Fatalf("at %v job %s is granted (renew %v) on %v, held for %s", s.Now, g.Job, g.Renew, p, job)
 			}
 		}
 	}
@@ -112,8 +106,8 @@ func (w *reserveWatcher) Schedule(s *State) (Decision, error) {
 		}
 		w.job = ""
 	}
-	if !active && w.a.reserved != nil {
-		w.job, w.reserved = w.a.reserved.job, s.Now
+	if h, now := w.a.reserver.Held(); now && (!active || h.Job != before.Job) {
+		w.job, w.reserved = string(h.Job), s.Now
 		w.made++
 	}
 	return d, nil
