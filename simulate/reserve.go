@@ -13,8 +13,8 @@ import (
 // shorter wait starts large gangs sooner at a growing cost to tenant
 // fairness on a saturated cluster (the nodes drained for a gang of one
 // tenant serve no other tenant meanwhile): on the Venus snapshot, with 30
-// minutes the average JCT is 19,834 s but 52 % of the tenant-hours are
-// losses; with one hour 23,088 s and 46 %; with two hours 29,445 s and
+// minutes the average JCT is 19,783 s but 53 % of the tenant-hours are
+// losses; with one hour 21,899 s and 45 %; with two hours 29,627 s and
 // 44 %; without reservations 34,498 s and 42 %.
 const DefaultReserveAfter = time.Hour
 
