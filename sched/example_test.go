@@ -116,3 +116,63 @@ func ExampleWeightedSum() {
 	// Output:
 	// -0.3
 }
+
+// One 8-GPU node runs tenant B's eight 1-GPU jobs, whose leases end one a
+// minute; tenant A, owed more, waits with an 8-GPU gang that never fits what
+// one lease end frees, so every round sends A out of play and renews B's
+// job. A Reserver holds the node once the gang has been A's blocked pick
+// for two minutes: B's jobs there are not renewed, and the gang is granted
+// as soon as the node is empty.
+func ExampleReserver() {
+	accounts := table{
+		tenants: map[ledger.TenantID]ledger.Account{"A": acct(0, 1000), "B": acct(2000, 1000)},
+		jobs:    map[ledger.JobID]ledger.Account{"gang": acct(0, 1000)},
+	}
+	cluster, _ := placement.NewCluster([]placement.Node{{ID: "node-1", GPUs: 8}})
+	running := map[ledger.JobID]placement.Placement{}
+	for i := range 8 {
+		id := ledger.JobID(fmt.Sprint("b", i))
+		p := placement.Placement{Slots: []placement.Slot{{Node: "node-1", GPUs: []int{i}}}}
+		_ = cluster.Allocate(string(id), p)
+		running[id] = p
+		accounts.jobs[id] = acct(2000, 1000)
+	}
+	rv := sched.Reserver{After: 2 * time.Minute}
+	var x sched.Rounder
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for m := range 20 {
+		cands := []sched.Candidate{{Job: "gang", Tenant: "A", Demand: 8}}
+		b := ledger.JobID(fmt.Sprint("b", m%8))
+		if p, ok := running[b]; ok { // its lease ends now
+			cands = append(cands, sched.Candidate{Job: b, Tenant: "B", Demand: 1, Running: true, Placement: p, Leases: 1})
+		}
+		_, held := rv.Held()
+		res, err := rv.Round(&x, t0.Add(time.Duration(m)*time.Minute), sched.Input{Accounts: accounts, Lease: 900 * time.Second, Placer: cluster, Candidates: cands}, sched.Options{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, r := range res.Released {
+			delete(running, r.Job)
+			fmt.Printf("minute %d: %s released: %v\n", m, r.Job, r.Reason)
+		}
+		if h, ok := rv.Held(); ok && !held {
+			fmt.Printf("minute %d: %v held for %s\n", m, h.Nodes, h.Job)
+		}
+		if len(res.Grants) > 0 && res.Grants[0].Job == "gang" {
+			fmt.Printf("minute %d: gang granted (%v) on %v\n", m, res.Grants[0].Stage, res.Grants[0].Placement.Slots)
+			return
+		}
+	}
+	// Output:
+	// minute 2: [node-1] held for gang
+	// minute 3: b3 released: its nodes are held for gang
+	// minute 4: b4 released: its nodes are held for gang
+	// minute 5: b5 released: its nodes are held for gang
+	// minute 6: b6 released: its nodes are held for gang
+	// minute 7: b7 released: its nodes are held for gang
+	// minute 8: b0 released: its nodes are held for gang
+	// minute 9: b1 released: its nodes are held for gang
+	// minute 10: b2 released: its nodes are held for gang
+	// minute 11: gang granted (reserved) on [{node-1 [0 1 2 3 4 5 6 7]}]
+}
