@@ -30,9 +30,12 @@
 //     [LongJobCredit], [UrgentFirst], [NeverRan]; combinators [WeightedSum]
 //     and [Lexicographic].
 //   - Ties inside a tenant: [TieBreak], default [BySubmit].
+//   - Keep large gangs from starving (not in the paper): a [Reserver] runs
+//     the rounds and [Hold]s nodes for the most under-served tenant's
+//     blocked gang through a Placer that is a [Holder].
 //   - Errors: [ErrInvalidInput], [ErrInvalidCandidate], [ErrDuplicateJob],
-//     [ErrUnknownTenant], [ErrUnknownJob], [ErrNoFairRate], [ErrPlacer], as
-//     [*Error].
+//     [ErrUnknownTenant], [ErrUnknownJob], [ErrNoFairRate], [ErrPlacer],
+//     [ErrCannotHold], as [*Error].
 //
 // # Choices the paper leaves open
 //
