@@ -163,7 +163,7 @@ const (
 	// the same orders, skipping jobs that do not fit one by one.
 	Backfill
 	// Reserved is a [Reserver]'s grant of the job it held nodes for, made
-	// before the round.
+	// before the round (the job is not ranked: its Reward is empty).
 	Reserved
 )
 
