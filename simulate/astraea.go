@@ -31,8 +31,9 @@ type AstraeaOptions struct {
 	// ReserveAfter, if positive, guards large gangs against starvation,
 	// which the paper's round does not: once the pick of the most
 	// under-served tenant that left play (it did not fit) has been that
-	// pick for ReserveAfter, the policy drains nodes for it (no new job
-	// lands there, their expiring jobs are not renewed) and grants it
+	// pick for ReserveAfter, the policy holds nodes for it through a
+	// sched.Reserver (no new job lands there, their expiring jobs are not
+	// renewed but tried elsewhere) and grants it
 	// there, ahead of the round, as soon as they hold it: within a lease,
 	// two checkpoints and two ticks of the reservation (a job granted
 	// there by the round that made it may still start after a
@@ -325,6 +326,13 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	} else if err := undoRound(s.Cluster, res); err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
 	}
+	return a.decision(res, lease, plan), nil
+}
+
+// decision is the engine's decision of a round: its grants, for a lease
+// each, and the expiring jobs it released as preemptions. Its slices are
+// a's, reused at the next tick (the engine does not keep a Decision).
+func (a *Astraea) decision(res sched.Result, lease time.Duration, plan *roundPlan) Decision {
 	gs := a.grants[:0]
 	for _, g := range res.Grants {
 		gs = append(gs, Grant{Job: string(g.Job), Placement: g.Placement, Lease: lease, Renew: g.Kind == sched.Renewed})
@@ -335,7 +343,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		d.Preempt = append(d.Preempt, string(r.Job))
 	}
 	a.preempt = d.Preempt
-	return d, nil
+	return d
 }
 
 // candidate returns js as a round's candidate: running marks an expiring

@@ -44,17 +44,7 @@ func (a *Astraea) scheduleReserving(s *State) (Decision, error) {
 	if err := undoRound(s.Cluster, res); err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
 	}
-	gs := a.grants[:0]
-	for _, g := range res.Grants {
-		gs = append(gs, Grant{Job: string(g.Job), Placement: g.Placement, Lease: lease, Renew: g.Kind == sched.Renewed})
-	}
-	a.grants = gs
-	d := Decision{Grants: gs, Preempt: a.preempt[:0]}
-	for _, rel := range res.Released {
-		d.Preempt = append(d.Preempt, string(rel.Job))
-	}
-	a.preempt = d.Preempt
-	return d, nil
+	return a.decision(res, lease, nil), nil
 }
 
 // The round's Placer holds nodes for a reservation on the engine's cluster
