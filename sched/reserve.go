@@ -211,17 +211,17 @@ func (rv *Reserver) Round(x *Rounder, now time.Time, in Input, opts Options) (re
 		}
 	default:
 		rv.hold = nil
-		if err := rv.watchBlocked(now, in.Candidates, res, h); err != nil {
-			return Result{}, err
-		}
+		rv.watchBlocked(now, in.Candidates, res, h)
 	}
 	return res, nil
 }
 
 // watchBlocked follows the pick of the most under-served tenant that left
 // play because it did not fit, and holds nodes for it once it has been
-// that pick, pending, for After.
-func (rv *Reserver) watchBlocked(now time.Time, cands []Candidate, res Result, h Holder) error {
+// that pick, pending, for After. A gang for which the Holder finds no nodes
+// (larger than every node accepting placements together) is not held: the
+// round that found it blocked stands.
+func (rv *Reserver) watchBlocked(now time.Time, cands []Candidate, res Result, h Holder) {
 	var worst *TenantResult
 	for i := range res.Tenants {
 		t := &res.Tenants[i]
@@ -238,22 +238,19 @@ func (rv *Reserver) watchBlocked(now time.Time, cands []Candidate, res Result, h
 	}
 	if k < 0 {
 		rv.watch.job = ""
-		return nil
+		return
 	}
 	c := cands[k]
 	if rv.watch.job != c.Job {
 		rv.watch.job, rv.watch.since = c.Job, now
 	}
 	if now.Sub(rv.watch.since) < rv.After {
-		return nil
+		return
 	}
-	nodes, err := h.HoldFor(int(c.Demand))
-	if err != nil {
-		return &Error{Index: k, Job: c.Job, Tenant: c.Tenant, Err: ErrPlacer, Msg: "choosing nodes to hold", Cause: err}
+	if nodes, err := h.HoldFor(int(c.Demand)); err == nil {
+		rv.hold = &Hold{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Nodes: nodes, Since: now}
 	}
-	rv.hold = &Hold{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Nodes: nodes, Since: now}
 	rv.watch.job = ""
-	return nil
 }
 
 // withFirst puts the held job's grant g first in res and counts it in its

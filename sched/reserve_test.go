@@ -210,3 +210,25 @@ func dupPending(in *Input) {
 	x := Candidate{Job: "x", Tenant: "b", Demand: 1, Submit: t0}
 	in.Candidates = append(in.Candidates, x, x)
 }
+
+func TestReserverNeverHoldsForAGangNoNodesHold(t *testing.T) {
+	c := cluster(t, 1, 8)
+	acc := newAccounts()
+	acc.tenant("a", 0, 1000, 1)
+	acc.job("huge", 0)
+	rv := &Reserver{After: time.Minute}
+	for m := range 5 {
+		in := Input{Accounts: acc, Lease: lease, Placer: c, Candidates: []Candidate{{Job: "huge", Tenant: "a", Demand: 16, Submit: t0}}}
+		res, err := rv.Round(nil, t0.Add(time.Duration(m)*time.Minute), in, Options{})
+		if err != nil {
+			t.Fatalf("minute %d: %v", m, err)
+		}
+		if len(res.Waiting) != 1 || res.Waiting[0].Reason.Code != NoFit {
+			t.Fatalf("minute %d: waiting %+v", m, res.Waiting)
+		}
+		if h, ok := rv.Held(); ok {
+			t.Fatalf("minute %d: hold %+v for a gang larger than the cluster", m, h)
+		}
+	}
+	verifyCluster(t, c)
+}
