@@ -170,8 +170,8 @@ func (rv *Reserver) Round(x *Rounder, now time.Time, in Input, opts Options) (re
 				if _, err := h.Release(string(c.Job)); err != nil {
 					return Result{}, &Error{Index: i, Job: c.Job, Tenant: c.Tenant, Err: ErrPlacer, Msg: "releasing a job from the held nodes", Cause: err}
 				}
-				p := c.Placement
-				undo = append(undo, func() error { return h.Allocate(string(c.Job), p) })
+				id, p := string(c.Job), c.Placement // captured alone: c stays on the stack
+				undo = append(undo, func() error { return h.Allocate(id, p) })
 				held = append(held, i)
 				c.Running, c.Placement = false, placement.Placement{}
 			}
