@@ -98,8 +98,9 @@ func (rv *Reserver) Held() (Hold, bool) {
 // round over the other candidates, plus the held job's grant first when
 // it is made, and the releases from the held nodes in Released (in input
 // order with the others); the held jobs released and not granted again
-// are in Waiting with Running set. On error nothing has changed, in the
-// Placer or in the Reserver. Cost: that of the round, plus O(candidates)
+// are in Waiting with Running set. Options.Trace sees the round's own
+// decisions, not the held job's grant. On error nothing has changed, in
+// the Placer or in the Reserver. Cost: that of the round, plus O(candidates)
 // and, when a hold is made, O(n × (levels + log n)) for n nodes.
 func (rv *Reserver) Round(x *Rounder, now time.Time, in Input, opts Options) (res Result, err error) {
 	if !(rv.After > 0) {
