@@ -37,6 +37,7 @@ type options struct {
 	checkpointOnRenew bool
 	iteration         time.Duration
 	admit             string
+	reserveAfter      time.Duration
 }
 
 // errUsage marks a command-line mistake (the flag package has printed it).
@@ -66,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.overhead, "overhead", true, "run each policy again without overheads to report the preemption overhead")
 	fs.StringVar(&o.metricsMode, "metrics", "eq16", "fairness mode of the reported ρ: eq16 or eq8")
 	fs.StringVar(&o.admit, "admit", simulate.AdmitOnSubmit.String(), "when a job's accounts start: \"submit\" (its submission) or \"tick\" (the first scheduling tick that sees it)")
+	fs.DurationVar(&o.reserveAfter, "reserve-after", simulate.DefaultReserveAfter, "how long the astraea-reserve policy lets the most under-served tenant's blocked gang wait before it holds nodes for it")
 	fs.BoolVar(&o.check, "check", false, "check ledger and cluster invariants periodically during the run")
 	if err := fs.Parse(args); err != nil {
 		return o, errUsage
@@ -201,6 +203,9 @@ func quotas(o options, w *workload) (map[string]float64, string, error) {
 	return q, "from " + rule, nil
 }
 
+// reservePolicy is the ASTRAEA variant whose holds -reserve-after tunes.
+const reservePolicy = "astraea-reserve"
+
 // constructors are every policy the command knows: ASTRAEA and its variants,
 // and the baselines.
 func constructors() map[string]simulate.Constructor {
@@ -248,7 +253,8 @@ type report struct {
 	Ckpt      float64            `json:"checkpoint_seconds"`
 	Cold      float64            `json:"coldstart_seconds"`
 	Iteration float64            `json:"iteration_seconds"`
-	Admit     string             `json:"admit,omitempty"` // omitted for the default, "submit"
+	Admit     string             `json:"admit,omitempty"`                 // omitted for the default, "submit"
+	Reserve   float64            `json:"reserve_after_seconds,omitempty"` // astraea-reserve's wait before a hold, when it runs
 	QuotaRule string             `json:"quota_rule"`
 	Quotas    map[string]float64 `json:"quotas"`
 	Excluded  []simulate.ExcludedJob
@@ -280,7 +286,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-admit: %w", err)
 	}
+	if !(o.reserveAfter > 0) {
+		return fmt.Errorf("-reserve-after %v: want a positive duration", o.reserveAfter)
+	}
 	cons := constructors()
+	cons[reservePolicy] = func() (simulate.Policy, error) {
+		opt := simulate.DefaultAstraeaOptions()
+		opt.Name, opt.ReserveAfter = reservePolicy, o.reserveAfter
+		return simulate.NewAstraea(opt)
+	}
 	names, err := selectPolicies(o.policies, cons)
 	if err != nil {
 		return err
@@ -310,6 +324,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if admit != simulate.AdmitOnSubmit {
 		rep.Admit = admit.String()
+	}
+	if slices.Contains(names, reservePolicy) {
+		rep.Reserve = o.reserveAfter.Seconds()
 	}
 	var runs []metrics.Run
 	var sums []metrics.Summary
@@ -420,6 +437,9 @@ func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error
 		o.nodes, o.gpn, rep.GPUs, o.interval, o.lease, o.checkpoint, o.cold, o.iteration)
 	if rep.Admit != "" {
 		fmt.Fprintf(w, "admission: a job's accounts start at the %s that first sees it\n", rep.Admit)
+	}
+	if rep.Reserve > 0 {
+		fmt.Fprintf(w, "%s: nodes held for the most under-served tenant's gang blocked for %v\n", reservePolicy, o.reserveAfter)
 	}
 	if n := len(rep.Excluded); n > 0 {
 		fmt.Fprintf(w, "excluded: %d jobs larger than the cluster\n", n)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,6 +112,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"-policy", "astraea,astraea"},
 		{"-metrics", "eq9"},
 		{"-admit", "arrival"},
+		{"-reserve-after", "0s"},
 		{"-nodes", "0"},
 		{"-trace", "does-not-exist.csv"},
 		{"-bogus"},
@@ -150,6 +152,32 @@ func TestRunAdmitAtTick(t *testing.T) {
 	}
 	if text := runArgs(t, "-jobs", "50", "-overhead=false", "-admit", "tick"); !strings.Contains(text, "admission: a job's accounts start at the tick") {
 		t.Errorf("text output does not state the admission rule:\n%s", text)
+	}
+}
+
+func TestRunReserveAfterTunesAstraeaReserve(t *testing.T) {
+	// On a small cluster the 2,000 synthetic jobs queue; holding nodes
+	// after ten minutes instead of the default hour changes the schedule.
+	// The JSON records the wait when astraea-reserve runs, and only then.
+	args := []string{"-json", "-jobs", "2000", "-nodes", "20", "-overhead=false"}
+	var def, short, plain report
+	for _, r := range []struct {
+		rep  *report
+		args []string
+	}{
+		{&def, append(slices.Clone(args), "-policy", "astraea-reserve")},
+		{&short, append(slices.Clone(args), "-policy", "astraea-reserve", "-reserve-after", "10m")},
+		{&plain, append(slices.Clone(args), "-policy", "astraea", "-reserve-after", "10m")},
+	} {
+		if err := json.Unmarshal([]byte(runArgs(t, r.args...)), r.rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if def.Reserve != 3600 || short.Reserve != 600 || plain.Reserve != 0 {
+		t.Fatalf("reserve_after_seconds %v, %v, %v; want 3600, 600 and none", def.Reserve, short.Reserve, plain.Reserve)
+	}
+	if d, s := def.Runs[0].Summary, short.Runs[0].Summary; d.JCT.Mean == s.JCT.Mean && d.Utilization == s.Utilization {
+		t.Errorf("-reserve-after 10m changed nothing: avg JCT %v, utilization %v", s.JCT.Mean, s.Utilization)
 	}
 }
 
