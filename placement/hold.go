@@ -19,8 +19,8 @@ import (
 // one node if a node accepting placements is large enough — the one with
 // the most free GPUs; else nodes of one topology domain, the innermost
 // able to hold the gang, taken by most free GPUs until their GPUs add up to
-// demand, in the domain where the nodes taken have the most free GPUs. So
-// the gang waits for the fewest GPUs to come free. Ties go to the order of
+// demand, in the domain where the nodes taken have the most free GPUs, so
+// that few GPUs have to come free for the gang. Ties go to the order of
 // [Cluster.Nodes]. The nodes come sorted by id, as the slots of a
 // placement. Draining nodes are not chosen. Nothing changes.
 //
