@@ -35,6 +35,14 @@ func (x *allocTwin) verify(t *rapid.T, step, i int, hash func(string) uint64, fo
 
 // insert inserts id s (hash h) and requires the table to agree with the
 // map on whether s was new.
+// clone returns a copy of x, as Cluster.Clone copies its table: both sides
+// take new tokens, so that neither writes to what the other still reads.
+func (x *allocTwin) clone() *allocTwin {
+	y := &allocTwin{tab: x.tab.clone(), tok: new(cowToken), want: maps.Clone(x.want)}
+	x.tok = new(cowToken)
+	return y
+}
+
 func (x *allocTwin) insert(t *rapid.T, step int, h uint64, s string) {
 	if ok := x.tab.insert(x.tok, allocEntry{h: h, r: &allocRec{id: s}}); ok == x.want[s] {
 		t.Fatalf("step %d: insert(%q) = %t, held %t", step, s, ok, x.want[s])
@@ -84,14 +92,7 @@ func TestPropertyAllocTable(t *testing.T) {
 				s := id.Draw(t, "delete")
 				x.delete(t, step, hash(s), s)
 			case op < 9 && len(ts) < 4:
-				// As Cluster.Clone does: both sides take new tokens, so
-				// that neither writes to what the other still reads.
-				y := &allocTwin{tab: x.tab.clone(), tok: new(cowToken), want: map[string]bool{}}
-				for s := range x.want {
-					y.want[s] = true
-				}
-				x.tok = new(cowToken)
-				ts = append(ts, y)
+				ts = append(ts, x.clone())
 			default:
 				// Past one page (2,049 entries) with spread hashes; a
 				// few hundred in one long probe run otherwise.
@@ -161,9 +162,7 @@ func TestPropertyAllocTableSeams(t *testing.T) {
 				s := id.Draw(t, "delete")
 				x.delete(t, step, hash(s), s)
 			case op < 19 && len(ts) < 4:
-				y := &allocTwin{tab: x.tab.clone(), tok: new(cowToken), want: maps.Clone(x.want)}
-				x.tok = new(cowToken)
-				ts = append(ts, y)
+				ts = append(ts, x.clone())
 			case op == 19:
 				fill(x, step, 2100, 4200) // grows to 16,384 slots
 			}
