@@ -33,8 +33,6 @@ func (x *allocTwin) verify(t *rapid.T, step, i int, hash func(string) uint64, fo
 	}
 }
 
-// insert inserts id s (hash h) and requires the table to agree with the
-// map on whether s was new.
 // clone returns a copy of x, as Cluster.Clone copies its table: both sides
 // take new tokens, so that neither writes to what the other still reads.
 func (x *allocTwin) clone() *allocTwin {
@@ -43,6 +41,8 @@ func (x *allocTwin) clone() *allocTwin {
 	return y
 }
 
+// insert inserts id s (hash h) and requires the table to agree with the
+// map on whether s was new.
 func (x *allocTwin) insert(t *rapid.T, step int, h uint64, s string) {
 	if ok := x.tab.insert(x.tok, allocEntry{h: h, r: &allocRec{id: s}}); ok == x.want[s] {
 		t.Fatalf("step %d: insert(%q) = %t, held %t", step, s, ok, x.want[s])
