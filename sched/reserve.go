@@ -157,7 +157,7 @@ func (rv *Reserver) Round(x *Rounder, now time.Time, in Input, opts Options) (re
 		if !ok {
 			return Result{}, &Error{Index: ji, Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownTenant, Msg: "tenant has no account"}
 		}
-		accounts = credited(in.Accounts, c.Tenant, preCredit(c, in.Lease))
+		accounts = credited(in.Accounts, c.Tenant, preCredit(c.Demand, in.Lease.Seconds()))
 		firstAcct = acct
 		first = &Grant{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Kind: New, Placement: ready, Stage: Reserved}
 		for i, c := range in.Candidates {
@@ -260,38 +260,26 @@ func (rv *Reserver) watchBlocked(now time.Time, cands []Candidate, res Result, h
 // its fair share advanced), so where the round has the tenant its Start
 // loses the pre-credit, else a result is made from acct.
 func withFirst(res Result, g Grant, acct ledger.Account, in Input, opts Options) Result {
-	credit := preCredit(Candidate{Demand: g.Demand}, in.Lease)
+	credit := preCredit(g.Demand, in.Lease.Seconds())
 	i := slices.IndexFunc(res.Tenants, func(t TenantResult) bool { return t.ID == g.Tenant })
 	if i < 0 {
 		if fr, ok := in.Accounts.(FairRater); ok && opts.AdvanceFairShare {
 			if rate, ok := fr.TenantFairRate(g.Tenant); ok {
-				acct.FairShare += ledger.GPUSeconds(rate * in.Lease.Seconds())
-				acct.Rho = ledger.Ratio(acct.Alloc, acct.FairShare)
+				acct = advanced(acct, rate, in.Lease.Seconds())
 			}
 		}
-		end := acct
-		end.Alloc += credit
-		end.Rho = ledger.Ratio(end.Alloc, end.FairShare)
-		res.Tenants = append(res.Tenants, TenantResult{ID: g.Tenant, Start: acct, End: end})
+		res.Tenants = append(res.Tenants, TenantResult{ID: g.Tenant, Start: acct, End: withAlloc(acct, credit)})
 		i = len(res.Tenants) - 1
 	} else {
-		t := &res.Tenants[i]
-		t.Start.Alloc -= credit
-		t.Start.Rho = ledger.Ratio(t.Start.Alloc, t.Start.FairShare)
+		res.Tenants[i].Start = withAlloc(res.Tenants[i].Start, -credit)
 	}
 	t := &res.Tenants[i]
 	t.Grants++
 	t.GPUs += g.Demand
 	g.TenantRhoBefore = t.Start.Rho
-	g.TenantRhoAfter = ledger.Ratio(t.Start.Alloc+credit, t.Start.FairShare)
+	g.TenantRhoAfter = withAlloc(t.Start, credit).Rho
 	res.Grants = slices.Insert(res.Grants, 0, g)
 	return res
-}
-
-// preCredit is what a grant of c adds to its tenant's Alloc for the rest
-// of a round: demand × lease, as the round adds it.
-func preCredit(c Candidate, lease time.Duration) ledger.GPUSeconds {
-	return ledger.GPUSeconds(float64(c.Demand) * lease.Seconds())
 }
 
 // withHeld adds to res the releases of the candidates held (their indices
@@ -352,8 +340,7 @@ type creditAccounts struct {
 func (c creditAccounts) TenantAccount(id ledger.TenantID) (ledger.Account, bool) {
 	a, ok := c.acc.TenantAccount(id)
 	if ok && id == c.tenant {
-		a.Alloc += c.credit
-		a.Rho = ledger.Ratio(a.Alloc, a.FairShare)
+		a = withAlloc(a, c.credit)
 	}
 	return a, ok
 }

@@ -381,8 +381,7 @@ func (r *round) init(in Input, opts Options) error {
 				if !ok {
 					return bad(ErrUnknownTenant, "tenant has no fair rate")
 				}
-				acct.FairShare += ledger.GPUSeconds(rate * r.lease)
-				acct.Rho = ledger.Ratio(acct.Alloc, acct.FairShare)
+				acct = advanced(acct, rate, r.lease)
 			}
 			ti = int32(len(r.tenants))
 			tenantIDs.add(c.Tenant)
@@ -1044,8 +1043,7 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 		before = t.st
 	}
 	rhoBefore := t.st.Account.Rho
-	t.st.Account.Alloc += ledger.GPUSeconds(float64(c.Demand) * r.lease)
-	t.st.Account.Rho = ledger.Ratio(t.st.Account.Alloc, t.st.Account.FairShare)
+	t.st.Account = withAlloc(t.st.Account, preCredit(c.Demand, r.lease))
 	t.st.Grants++
 	t.st.GPUs += c.Demand
 	if len(r.res.Grants) == cap(r.res.Grants) {
@@ -1196,4 +1194,25 @@ func (r *round) finish() error {
 		r.res.Tenants[ti] = tr
 	}
 	return nil
+}
+
+// preCredit is what a grant of demand GPUs adds to its tenant's Alloc for
+// the rest of a round: demand × lease (in seconds).
+func preCredit(demand ledger.GPUs, lease float64) ledger.GPUSeconds {
+	return ledger.GPUSeconds(float64(demand) * lease)
+}
+
+// withAlloc returns a with Alloc higher by credit and ρ recomputed.
+func withAlloc(a ledger.Account, credit ledger.GPUSeconds) ledger.Account {
+	a.Alloc += credit
+	a.Rho = ledger.Ratio(a.Alloc, a.FairShare)
+	return a
+}
+
+// advanced returns a with its fair share advanced by one lease (in
+// seconds) at rate, and ρ recomputed ([Options.AdvanceFairShare]).
+func advanced(a ledger.Account, rate, lease float64) ledger.Account {
+	a.FairShare += ledger.GPUSeconds(rate * lease)
+	a.Rho = ledger.Ratio(a.Alloc, a.FairShare)
+	return a
 }
