@@ -66,9 +66,10 @@ func (l *Ledger) Check() error {
 		aggs[tn] = &agg{perGroup: map[*group]int{}}
 	}
 	var runningTotal GPUs
-	for id, j := range l.jobs {
-		if j.id != id {
-			bad("job %q indexed as %q", j.id, id)
+	for _, j := range l.jobs.all() {
+		id := j.id
+		if l.jobs.get(id) != j {
+			bad("job %q not found under its id", id)
 		}
 		a := aggs[j.tn]
 		if a == nil || l.tenantIx[j.tn.id] != j.tn {
@@ -122,7 +123,7 @@ func (l *Ledger) Check() error {
 		}
 	}
 	nFinished := 0
-	for _, j := range l.jobs {
+	for _, j := range l.jobs.all() {
 		if j.state == finished {
 			nFinished++
 		}
@@ -134,7 +135,7 @@ func (l *Ledger) Check() error {
 		bad("finish list holds %d jobs, %d known jobs are finished", len(l.done), nFinished)
 	}
 	for k, j := range l.done {
-		if l.jobs[j.id] != j || j.state != finished || k > 0 && j.finish < l.done[k-1].finish {
+		if l.jobs.get(j.id) != j || j.state != finished || k > 0 && j.finish < l.done[k-1].finish {
 			bad("finish list entry %d (job %q) is not a known finished job in finish order", k, j.id)
 		}
 	}

@@ -228,7 +228,7 @@ func (p *forgetPair) check(t *rapid.T) {
 			t.Fatalf("view of tenant %s: keep %+v %v, forget %+v %v", tn, a, ra, b, rb)
 		}
 	}
-	if n := len(p.forget.jobs); n != len(p.active) {
+	if n := p.forget.jobs.len(); n != len(p.active) {
 		t.Fatalf("the forgetting ledger holds %d jobs, %d are active", n, len(p.active))
 	}
 }

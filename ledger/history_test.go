@@ -56,7 +56,7 @@ func TestTrailingWindowBoundsMemory(t *testing.T) {
 	if n := tn.s.st.len(); n > 110 {
 		t.Fatalf("tenant keeps %d breakpoints for a 100 s window of 1 event/s", n)
 	}
-	if n := l.jobs["j"].alloc.st.len(); n > 110 {
+	if n := l.jobs.get("j").alloc.st.len(); n > 110 {
 		t.Fatalf("job keeps %d breakpoints", n)
 	}
 	// [9899, 9999): the job ran in 50 of those 100 seconds

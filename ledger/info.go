@@ -60,7 +60,7 @@ type JobInfo struct {
 // Job returns the current state of a job; false if unknown or forgotten.
 // O(1).
 func (l *Ledger) Job(id JobID) (JobInfo, bool) {
-	j := l.jobs[id]
+	j := l.jobs.get(id)
 	if j == nil || l.forgotten(j) {
 		return JobInfo{}, false
 	}

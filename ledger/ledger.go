@@ -87,7 +87,7 @@ type Ledger struct {
 	idle     series  // max(0, M − allocated)
 	tenants  []*tenant
 	tenantIx map[TenantID]*tenant
-	jobs     map[JobID]*job
+	jobs     jobTable
 	done     []*job // trailing window only: finished jobs in finish order
 }
 
@@ -189,7 +189,6 @@ func New(cfg Config) (*Ledger, error) {
 		start:    cfg.Start.Round(0),
 		capacity: cfg.Capacity,
 		tenantIx: make(map[TenantID]*tenant),
-		jobs:     make(map[JobID]*job),
 	}
 	l.refreshCluster(0)
 	return l, nil
@@ -360,9 +359,7 @@ func (l *Ledger) advanceTo(t int64) {
 // forgetting ends (trailing window, Reset, Forget); a record already replaced
 // by a new job of the same id is left alone.
 func (l *Ledger) drop(j *job) {
-	if l.jobs[j.id] == j {
-		delete(l.jobs, j.id)
-	}
+	l.jobs.remove(j)
 }
 
 // forgotten reports whether a finished job lies wholly before retained
@@ -473,7 +470,7 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	if err != nil {
 		return err
 	}
-	if old := l.jobs[id]; old != nil && !l.forgottenAt(old, t) {
+	if old := l.jobs.get(id); old != nil && !l.forgottenAt(old, t) {
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrDuplicateJob}
 	}
 	tn := l.tenantIx[tenantID]
@@ -489,7 +486,7 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	l.advanceTo(t)
 	j := newJob(id)
 	j.tn, j.demand, j.weight, j.state, j.submit = tn, demand, weight, pending, t
-	l.jobs[id] = j
+	l.jobs.put(j)
 	tn.demand += demand
 	tn.nActive++
 	tn.activeW += weight
@@ -542,7 +539,7 @@ func (l *Ledger) activeJob(op string, at time.Time, id JobID) (int64, *job, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	j := l.jobs[id]
+	j := l.jobs.get(id)
 	if j == nil || l.forgottenAt(j, t) {
 		return 0, nil, &Error{Op: op, Job: id, At: at, Err: ErrUnknownJob}
 	}
@@ -687,7 +684,7 @@ func (l *Ledger) Finish(at time.Time, id JobID, s FinalState) error {
 // this one (a job forgotten right after its Finish is found at once).
 func (l *Ledger) Forget(id JobID) error {
 	const op = "Forget"
-	j := l.jobs[id]
+	j := l.jobs.get(id)
 	if j == nil || l.forgotten(j) {
 		return &Error{Op: op, Job: id, Err: ErrUnknownJob}
 	}
@@ -730,7 +727,7 @@ func (l *Ledger) Reset(at time.Time) error {
 	}
 	l.advanceTo(t)
 	l.base = t
-	for _, j := range l.jobs {
+	for _, j := range l.jobs.all() {
 		if j.state == finished && j.finish < t {
 			l.drop(j)
 		}
@@ -743,7 +740,7 @@ func (l *Ledger) Reset(at time.Time) error {
 			g.s.trim(t, l.lam)
 		}
 	}
-	for _, j := range l.jobs {
+	for _, j := range l.jobs.all() {
 		j.alloc.trim(t, l.lam)
 		if j.grp == nil {
 			continue

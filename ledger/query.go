@@ -105,7 +105,7 @@ func (l *Ledger) TenantAccount(id TenantID, from, to time.Time) (Account, error)
 // O(log n + log s), n = breakpoints of the job and of its θ-group.
 func (l *Ledger) JobAccount(id JobID, from, to time.Time) (Account, error) {
 	const op = "JobAccount"
-	j := l.jobs[id]
+	j := l.jobs.get(id)
 	if j == nil || l.forgotten(j) {
 		return Account{}, &Error{Op: op, Job: id, Err: ErrUnknownJob}
 	}
@@ -179,7 +179,7 @@ func (v View) JobAccount(id JobID) (Account, bool) {
 	if !v.ok {
 		return Account{}, false
 	}
-	j := v.l.jobs[id]
+	j := v.l.jobs.get(id)
 	if j == nil || v.l.forgotten(j) {
 		return Account{}, false
 	}
@@ -205,7 +205,7 @@ func (v View) JobFairRate(id JobID) (float64, bool) {
 	if v.l == nil {
 		return 0, false
 	}
-	j := v.l.jobs[id]
+	j := v.l.jobs.get(id)
 	if j == nil || v.l.forgotten(j) {
 		return 0, false
 	}

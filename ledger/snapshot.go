@@ -106,10 +106,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		e.series(&tn.s, l.lam)
 		e.series(&tn.fs, l.lam)
 	}
-	jobs := make([]*job, 0, len(l.jobs))
-	for _, j := range l.jobs {
-		jobs = append(jobs, j)
-	}
+	jobs := l.jobs.all()
 	slices.SortFunc(jobs, func(a, b *job) int { return cmp.Compare(a.id, b.id) })
 	gix := make(map[*group]int)
 	var groups []*group
@@ -363,7 +360,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	if err := hist.validate(); err != nil {
 		return nil, err
 	}
-	l := &Ledger{mode: mode, hist: hist, lam: decay(hist.lambda()), tenantIx: map[TenantID]*tenant{}, jobs: map[JobID]*job{}}
+	l := &Ledger{mode: mode, hist: hist, lam: decay(hist.lambda()), tenantIx: map[TenantID]*tenant{}}
 	if err := l.start.UnmarshalBinary([]byte(d.s("start"))); err != nil && d.err == nil {
 		return nil, fmt.Errorf("start time: %w", err)
 	}
@@ -476,7 +473,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 			return nil, d.err
 		}
 		j.tn = l.tenants[ti]
-		if l.jobs[j.id] != nil {
+		if l.jobs.get(j.id) != nil {
 			return nil, fmt.Errorf("job %q twice", j.id)
 		}
 		if j.state > finished || (j.state == finished) != (j.final != 0) || j.finalFair < 0 ||
@@ -485,7 +482,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 			(len(j.segs) > 0 && (j.segs[0].from < j.submit || j.segs[len(j.segs)-1].from > l.now)) {
 			return nil, fmt.Errorf("job %q: inconsistent record", j.id)
 		}
-		l.jobs[j.id] = j
+		l.jobs.put(j)
 		if j.state == finished && l.hist.kind == histTrailing {
 			l.done = append(l.done, j)
 		}

@@ -158,9 +158,9 @@ func fuzzRestore(t *testing.T, data []byte) {
 			t.Fatalf("restored tenant %q missing from its view", tn.id)
 		}
 	}
-	for id := range l.jobs {
-		v.JobAccount(id)
-		v.JobFairRate(id)
+	for _, j := range l.jobs.all() {
+		v.JobAccount(j.id)
+		v.JobFairRate(j.id)
 	}
 	_, _ = l.ClusterAccount(l.Begin(), l.Now().Add(time.Hour))
 	if l.Advance(l.Now().Add(time.Second)) == nil {
