@@ -126,8 +126,10 @@ const (
 
 type job struct {
 	// Fields read by every Start and Stop come first, with the first bytes
-	// of the alloc series, so that an event touches two or three adjacent
-	// cache lines of the record.
+	// of the alloc series, so that an event touches two adjacent cache
+	// lines of the record: the id first, which the lookup compares, then
+	// the state the event checks and changes.
+	id     JobID
 	state  jobState
 	final  FinalState
 	tn     *tenant
@@ -136,7 +138,6 @@ type job struct {
 	allocP [24]byte // backing for the first encoded alloc breakpoints
 	alloc  series   // rate demand while running
 
-	id        JobID
 	weight    float64
 	submit    int64
 	segs      []segment
