@@ -204,7 +204,7 @@ func (l *Ledger) Check() error {
 	}
 	check1("cluster capacity", &l.capa, m)
 	check1("cluster allocated", &l.used, float64(l.running))
-	check1("cluster idle", &l.idle, max(0, m-float64(l.running)))
+	check1("cluster over-allocation", &l.over, max(0, float64(l.running)-m))
 	if len(errs) > 0 {
 		return fmt.Errorf("ledger: check: %w", errors.Join(errs...))
 	}

@@ -39,8 +39,11 @@
 // event retains are most of its cost: a breakpoint's value is recomputed,
 // bit for bit, from the one before it rather than stored, so a Start or Stop
 // retains about 4 bytes per account it changes (job, tenant, cluster
-// allocated and idle). A lookup replays at most 31 breakpoints after its
-// binary search.
+// allocated). Idle time is not a series of its own: it is capacity minus
+// allocation plus the time allocated beyond capacity, which changes only
+// after a capacity cut below the running demand, so a Start or Stop does
+// not write it. A lookup replays at most 31 breakpoints after its binary
+// search.
 //
 // # Conventions
 //

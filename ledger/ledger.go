@@ -84,7 +84,7 @@ type Ledger struct {
 	running  GPUs    // Σ demand of running jobs
 	capa     series  // capacity M
 	used     series  // allocated: Σ running demand
-	idle     series  // max(0, M − allocated)
+	over     series  // max(0, allocated − M): 0 but after a capacity cut; idle = M − allocated + over
 	tenants  []*tenant
 	tenantIx map[TenantID]*tenant
 	jobs     jobTable
@@ -333,7 +333,10 @@ func (l *Ledger) refreshCluster(t int64) {
 	m, a := float64(l.capacity), float64(l.running)
 	l.capa.set(t, m, l.lam, tb)
 	l.used.set(t, a, l.lam, tb)
-	l.idle.set(t, max(0, m-a), l.lam, tb)
+	// Idle GPUs, max(0, M − allocated), are not a series of their own but
+	// M − allocated + over: over changes only while allocation exceeds
+	// capacity, so a start or stop writes two cluster series, not three.
+	l.over.set(t, max(0, a-m), l.lam, tb)
 }
 
 // advanceTo moves Now() to t (already validated) and, with a trailing
@@ -755,6 +758,6 @@ func (l *Ledger) Reset(at time.Time) error {
 	}
 	l.capa.trim(t, l.lam)
 	l.used.trim(t, l.lam)
-	l.idle.trim(t, l.lam)
+	l.over.trim(t, l.lam)
 	return nil
 }

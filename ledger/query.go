@@ -124,7 +124,8 @@ func (l *Ledger) ClusterAccount(from, to time.Time) (ClusterAccount, error) {
 		return ClusterAccount{}, err
 	}
 	w := func(s *series) GPUSeconds { return GPUSeconds(l.lam.window(s.at(f, l.lam), s.at(t, l.lam), f, t)) }
-	return ClusterAccount{Capacity: w(&l.capa), Allocated: w(&l.used), Idle: w(&l.idle)}, nil
+	c, a := w(&l.capa), w(&l.used)
+	return ClusterAccount{Capacity: c, Allocated: a, Idle: max(0, c-a+w(&l.over))}, nil
 }
 
 // View returns the read-only face a scheduler consumes at time at: accounts

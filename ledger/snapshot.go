@@ -12,34 +12,38 @@ import (
 	"time"
 )
 
-// Snapshot encoding, version 2. All integers are little-endian.
+// Snapshot encoding, version 3. All integers are little-endian.
 //
 //	magic   [8]byte  "ASTRLDGR"
-//	version uint16   2
+//	version uint16   3
 //	length  uint64   payload length in bytes
 //	payload [length]byte
 //	crc     uint32   CRC-32C (Castagnoli) of everything before it
 //
 // The payload is a sequence of unsigned and signed varints, float64 bit
 // patterns (8 bytes) and length-prefixed strings: the configuration, the
-// clock, the cluster series (capacity, allocated, idle), the tenants in
+// clock, the cluster series (capacity, allocated, over-allocation), the tenants in
 // registration order (each with its Alloc and FairShare series), the
 // θ-groups, and the jobs in id order, each with its breakpoints. A series is
 // its breakpoint count and, per breakpoint, the time delta, the value and the
 // rate. Encoding is deterministic: equal ledgers give equal bytes.
 //
-// Version 1 differed only in keeping capacity and allocation in one series of
-// breakpoints with two values and two rates, and a tenant's Alloc and
-// FairShare likewise; Restore still reads it and splits each such series in
-// two, so old snapshots migrate on their first load and are written back as
-// version 2.
+// Version 2 differed only in its third cluster series: idle GPUs,
+// max(0, M − allocated), where version 3 keeps max(0, allocated − M), the
+// GPUs allocated beyond capacity, from which idle time follows (see
+// overFromIdle). Version 1 also kept capacity and allocation in one series
+// of breakpoints with two values and two rates, and a tenant's Alloc and
+// FairShare likewise. Restore still reads both: it splits each two-rate
+// series in two and derives the over-allocation from the idle series, so
+// old snapshots migrate on their first load and are written back as
+// version 3.
 //
 // A decoder rejects bad magic, length or checksum, and any inconsistency
-// found by Check, with ErrCorruptSnapshot; a version other than 1 or 2 with
+// found by Check, with ErrCorruptSnapshot; a version other than 1 to 3 with
 // ErrSnapshotVersion.
 const (
 	snapMagic   = "ASTRLDGR"
-	snapVersion = 2
+	snapVersion = 3
 	snapHeader  = len(snapMagic) + 2 + 8
 )
 
@@ -89,7 +93,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e.i(int64(l.running))
 	e.series(&l.capa, l.lam)
 	e.series(&l.used, l.lam)
-	e.series(&l.idle, l.lam)
+	e.series(&l.over, l.lam)
 
 	tix := make(map[*tenant]int, len(l.tenants))
 	e.u(uint64(len(l.tenants)))
@@ -312,6 +316,40 @@ func (d *dec) series2(what string, a, b *series, lam decay) {
 	}
 }
 
+// overFromIdle derives the over-allocation series, max(0, allocated − M),
+// from the idle series of a version 1 or 2 snapshot, max(0, M − allocated):
+// the difference of the two is M − allocated, so over = idle − M +
+// allocated. Its value starts from that sum at the latest of the three
+// series' first breakpoints (trimming keeps each one's last breakpoint at or
+// before the start of history, so none is needed before it), and its rate
+// at every breakpoint of the three is max(0, allocated − M). O(n log n) for
+// n breakpoints.
+func overFromIdle(over, idle, capa, used *series, lam decay) {
+	if idle.st.cnt == 0 || capa.st.cnt == 0 || used.st.cnt == 0 {
+		return
+	}
+	var times []int64
+	for _, s := range []*series{idle, capa, used} {
+		s.st.each(lam, func(_ int, p point) { times = append(times, p.t) })
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	t0 := max(idle.st.first().t, capa.st.first().t, used.st.first().t)
+	rate := func(s *series, t int64) float64 { p, _ := s.st.find(t, lam); return p.r }
+	for _, t := range times {
+		if t < t0 {
+			continue
+		}
+		r := max(0, rate(used, t)-rate(capa, t))
+		if t == t0 {
+			v := max(0, idle.at(t, lam)-capa.at(t, lam)+used.at(t, lam))
+			over.st.open(point{t: t, v: v, r: r})
+			continue
+		}
+		over.set(t, r, lam, math.MinInt64)
+	}
+}
+
 func corrupt(detail string) error {
 	return &Error{Op: "Restore", Err: ErrCorruptSnapshot, Detail: detail}
 }
@@ -374,7 +412,13 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 		d.series("capacity series", &l.capa, l.lam)
 		d.series("allocated series", &l.used, l.lam)
 	}
-	d.series("idle series", &l.idle, l.lam)
+	if version < 3 {
+		var idle series
+		d.series("idle series", &idle, l.lam)
+		overFromIdle(&l.over, &idle, &l.capa, &l.used, l.lam)
+	} else {
+		d.series("over-allocation series", &l.over, l.lam)
+	}
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"os"
@@ -192,58 +193,139 @@ func TestSnapshotLastJobWithSeveralSegments(t *testing.T) {
 	}
 }
 
+// overLedger is sampleLedger with more GPUs allocated than the cluster has
+// from 11 s on: a capacity cut below the running jobs' demand. With a
+// trailing window of 5 s, history then starts inside the over-allocation.
+func overLedger(t testing.TB, h History) *Ledger {
+	t.Helper()
+	l := sampleLedger(t, h)
+	do(t, l, l.Start(ts(10), "a1"))
+	do(t, l, l.SetCapacity(ts(11), 4)) // 8 GPUs run on 4
+	do(t, l, l.Start(ts(12), "a2"))    // 10 on 4
+	do(t, l, l.Stop(ts(17), "a2"))     // 8 on 4
+	do(t, l, l.Advance(ts(18)))
+	return l
+}
+
+// Snapshots written in version 2 (an idle series where version 3 keeps the
+// over-allocation) restore into the current layout: the restored ledger
+// reports the cluster accounts of the ledger that wrote them, over windows
+// with and without over-allocation, continues like it, and is written back
+// in the current version.
+func TestRestoreVersion2(t *testing.T) {
+	for name, h := range fixtureHistories() {
+		t.Run(name, func(t *testing.T) {
+			old := restoreFixture(t, 2, name)
+			cur := overLedger(t, h)
+			same := func(when string, from, to time.Time) {
+				t.Helper()
+				if from.Before(cur.Begin()) {
+					from = cur.Begin()
+				}
+				sameCluster(t, when, old, cur, from, to)
+			}
+			same("restored", cur.Begin(), ts(18))
+			// Windows difference a series' values, so a wrong starting value
+			// would cancel out of every query: compare the series itself.
+			agree(t, "over-allocation value", old.over.at(old.now, old.lam), cur.over.at(cur.now, cur.lam))
+			same("restored, over-allocated", ts(11), ts(18))
+			for _, l := range []*Ledger{old, cur} {
+				do(t, l, l.SetCapacity(ts(19), 16))
+				do(t, l, l.Start(ts(20), "a2"))
+				do(t, l, l.Advance(ts(22)))
+			}
+			same("continued", cur.Begin(), ts(22))
+			same("continued, since the cut", ts(11), ts(22))
+			writtenBack(t, old)
+		})
+	}
+}
+
 // Snapshots written in version 1 (capacity and allocation, and a tenant's
 // Alloc and FairShare, in shared series) restore into the current layout:
 // the restored ledger reports what the ledger that wrote them reports,
 // continues like it, and is written back in the current version.
 func TestRestoreVersion1(t *testing.T) {
-	for name, h := range map[string]History{"unbounded": Unbounded(), "trailing": TrailingWindow(5 * time.Second), "halflife": HalfLife(time.Minute)} {
+	for name, h := range fixtureHistories() {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("testdata", "v1", "v1-"+name+".snap"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := binary.LittleEndian.Uint16(data[len(snapMagic):]); v != 1 {
-				t.Fatalf("fixture has version %d", v)
-			}
-			old, err := Restore(data)
-			do(t, old, err)
+			old := restoreFixture(t, 1, name)
 			cur := sampleLedger(t, h)
 			for _, l := range []*Ledger{old, cur} {
 				do(t, l, l.Start(ts(10), "a1"))
 				do(t, l, l.Finish(ts(12), "a2", Failed))
 				do(t, l, l.Advance(ts(20)))
 			}
-			near := func(what string, x, y float64) {
-				t.Helper()
-				if math.Abs(x-y) > 1e-12*max(1, math.Abs(x), math.Abs(y)) {
-					t.Errorf("%s: restored %v, written %v", what, x, y)
-				}
-			}
 			for _, id := range []TenantID{"a", "b", "c"} {
 				x, _ := old.TenantAccount(id, old.Begin(), ts(20))
 				y, _ := cur.TenantAccount(id, cur.Begin(), ts(20))
-				near(string(id)+" alloc", float64(x.Alloc), float64(y.Alloc))
-				near(string(id)+" fair share", float64(x.FairShare), float64(y.FairShare))
+				agree(t, string(id)+" alloc", float64(x.Alloc), float64(y.Alloc))
+				agree(t, string(id)+" fair share", float64(x.FairShare), float64(y.FairShare))
 			}
 			for _, id := range []JobID{"a1", "a2"} {
 				x, _ := old.JobAccount(id, old.Begin(), ts(20))
 				y, _ := cur.JobAccount(id, cur.Begin(), ts(20))
-				near(string(id)+" alloc", float64(x.Alloc), float64(y.Alloc))
-				near(string(id)+" fair share", float64(x.FairShare), float64(y.FairShare))
+				agree(t, string(id)+" alloc", float64(x.Alloc), float64(y.Alloc))
+				agree(t, string(id)+" fair share", float64(x.FairShare), float64(y.FairShare))
 			}
-			x, _ := old.ClusterAccount(old.Begin(), ts(20))
-			y, _ := cur.ClusterAccount(cur.Begin(), ts(20))
-			near("capacity", float64(x.Capacity), float64(y.Capacity))
-			near("allocated", float64(x.Allocated), float64(y.Allocated))
-			near("idle", float64(x.Idle), float64(y.Idle))
-			again, _ := old.MarshalBinary()
-			if v := binary.LittleEndian.Uint16(again[len(snapMagic):]); v != snapVersion {
-				t.Fatalf("written back as version %d", v)
-			}
-			if _, err := Restore(again); err != nil {
-				t.Fatal(err)
-			}
+			sameCluster(t, "", old, cur, cur.Begin(), ts(20))
+			writtenBack(t, old)
 		})
+	}
+}
+
+// fixtureHistories names the history policies of the snapshot fixtures in
+// testdata/v1 and testdata/v2.
+func fixtureHistories() map[string]History {
+	return map[string]History{"unbounded": Unbounded(), "trailing": TrailingWindow(5 * time.Second), "halflife": HalfLife(time.Minute)}
+}
+
+// restoreFixture restores testdata/vN/vN-name.snap, which must be written
+// in version N.
+func restoreFixture(t *testing.T, version uint16, name string) *Ledger {
+	t.Helper()
+	v := fmt.Sprintf("v%d", version)
+	data, err := os.ReadFile(filepath.Join("testdata", v, v+"-"+name+".snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint16(data[len(snapMagic):]); got != version {
+		t.Fatalf("fixture has version %d", got)
+	}
+	l, err := Restore(data)
+	do(t, l, err)
+	return l
+}
+
+// agree fails unless x and y agree to 12 digits.
+func agree[F ~float64](t *testing.T, what string, x, y F) {
+	t.Helper()
+	if math.Abs(float64(x-y)) > 1e-12*max(1, math.Abs(float64(x)), math.Abs(float64(y))) {
+		t.Errorf("%s: restored %v, written %v", what, x, y)
+	}
+}
+
+// sameCluster compares the cluster accounts over [from, to) of a restored
+// ledger and of the ledger rebuilt by the same events.
+func sameCluster(t *testing.T, when string, old, cur *Ledger, from, to time.Time) {
+	t.Helper()
+	x, err := old.ClusterAccount(from, to)
+	do(t, old, err)
+	y, err := cur.ClusterAccount(from, to)
+	do(t, cur, err)
+	agree(t, when+" capacity", x.Capacity, y.Capacity)
+	agree(t, when+" allocated", x.Allocated, y.Allocated)
+	agree(t, when+" idle", x.Idle, y.Idle)
+}
+
+// writtenBack checks that a restored ledger is written in the current
+// version, and restores again.
+func writtenBack(t *testing.T, l *Ledger) {
+	t.Helper()
+	again, _ := l.MarshalBinary()
+	if v := binary.LittleEndian.Uint16(again[len(snapMagic):]); v != snapVersion {
+		t.Fatalf("written back as version %d", v)
+	}
+	if _, err := Restore(again); err != nil {
+		t.Fatal(err)
 	}
 }
