@@ -8,9 +8,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Assign is Place followed by Allocate: on two identical clusters, one
-// driven by Assign and the other by Place and Allocate, every step returns
-// the same placement or the same error, and the states stay equal and valid.
+// Assign (or AssignHashed) is Place followed by Allocate: on two identical
+// clusters, one driven by Assign and the other by Place and Allocate, every
+// step returns the same placement or the same error, and the states stay
+// equal and valid.
 func TestPropertyAssignIsPlaceThenAllocate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var opts []Option
@@ -43,7 +44,13 @@ func TestPropertyAssignIsPlaceThenAllocate(t *testing.T) {
 				id = live[0] // a duplicate
 			}
 			before := dump(a)
-			pa, ea := a.Assign(id, demand)
+			var pa Placement
+			var ea error
+			if rapid.Bool().Draw(t, "hashed") {
+				pa, ea = a.AssignHashed(id, IDHash(id), demand)
+			} else {
+				pa, ea = a.Assign(id, demand)
+			}
 			pb, eb := b.Place(demand)
 			if eb == nil {
 				eb = b.Allocate(id, pb)

@@ -198,6 +198,21 @@ func (c *Cluster) Place(demand int) (Placement, error) {
 // shares nothing with the one stored. O(as Place + s log n) for a placement
 // on s nodes.
 func (c *Cluster) Assign(id string, demand int) (Placement, error) {
+	return c.AssignHashed(id, IDHash(id), demand)
+}
+
+// IDHash returns the hash under which a Cluster files allocation id, for
+// [Cluster.AssignHashed]. It is a fixed function of the id (not seeded per
+// process).
+func IDHash(id string) uint64 { return idhash.String(id) }
+
+// AssignHashed is [Cluster.Assign] for a caller that has hashed id with
+// [IDHash] already, as a scheduler does when it checks a round's job ids for
+// duplicates: filing the allocation then reads only the hash, not the id's
+// bytes (a cache miss per grant in a round over a large set of jobs). h must
+// be IDHash(id): under another hash the allocation is filed where a lookup
+// by id does not find it, which [Cluster.Check] reports. O(as Assign).
+func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, error) {
 	if id == "" {
 		return Placement{}, &Error{Op: "allocate", Err: ErrInvalidPlacement, Detail: "allocation id is empty"}
 	}
@@ -219,7 +234,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 		gpus = append(gpus, gpus...)
 		r.slots = [2]Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
 		r.p = Placement{Slots: r.slots[1:2:2]}
-		if err := c.store(&r.allocRec); err != nil {
+		if err := c.storeHashed(&r.allocRec, h); err != nil {
 			return Placement{}, err
 		}
 		c.markSlot(b.ord, r.slots[1], true)
@@ -228,7 +243,7 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 	var buf [maxIndexedSpan]int
 	ords := buf[:0]
 	q := c.choose(p, demand, &ords)
-	if err := c.store(newAllocRec(id, q)); err != nil {
+	if err := c.storeHashed(newAllocRec(id, q), h); err != nil {
 		return Placement{}, err
 	}
 	for i, s := range q.Slots {
@@ -239,9 +254,12 @@ func (c *Cluster) Assign(id string, demand int) (Placement, error) {
 
 // store records r, whose placement no caller holds, as allocation r.id,
 // or fails with ErrDuplicateAllocation and changes nothing. O(1) expected.
-func (c *Cluster) store(r *allocRec) error {
+func (c *Cluster) store(r *allocRec) error { return c.storeHashed(r, IDHash(r.id)) }
+
+// storeHashed is store for a record whose id hashes to h (IDHash(r.id)).
+func (c *Cluster) storeHashed(r *allocRec, h uint64) error {
 	r.owner = c.tok
-	if !c.allocs.insert(c.tok, allocEntry{h: idhash.String(r.id), r: r}) {
+	if !c.allocs.insert(c.tok, allocEntry{h: h, r: r}) {
 		return &Error{Op: "allocate", Allocation: r.id, Err: ErrDuplicateAllocation}
 	}
 	return nil

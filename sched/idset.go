@@ -124,13 +124,15 @@ func (s *idSet) begin(cands []Candidate) {
 // group 0, when the shift is 64: Go shifts every bit out).
 func (s *idSet) group(h uint64) uint64 { return h >> s.shift }
 
-// add hashes the id of the next candidate. O(length of the id).
-func (s *idSet) add() {
+// add hashes the id of the next candidate and returns the hash
+// (placement.IDHash of the id). O(length of the id).
+func (s *idSet) add() uint64 {
 	i := s.n
 	h := idhash.String(string(s.names[i].Job))
 	s.hashed[i] = hashedID(h, i)
 	s.starts[s.group(h)+1]++
 	s.n++
+	return h
 }
 
 // firstDuplicate returns the first candidate, in input order, among those
