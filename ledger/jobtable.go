@@ -1,23 +1,48 @@
 package ledger
 
-import "github.com/astraea-sched/astraea/internal/idhash"
+import (
+	"cmp"
 
-// jobTable indexes job records by id: open addressing with linear probing
-// over slots of (hash, record), keyed by idhash.String. Every Start, Stop
-// and Finish begins with this lookup, and at 100k jobs a Go map spends
-// most of an event there: a seeded hash of the string, then a control word,
-// a slot and the key's bytes, each likely a cache miss. Here a lookup is a
-// cheap fixed hash and one 16-byte slot (four to a cache line), and the
-// id's bytes are compared only on a full 64-bit hash match, against the
-// record the event needs anyway.
+	"github.com/astraea-sched/astraea/internal/idhash"
+)
+
+// jobTable indexes job records by id. Every Start, Stop and Finish begins
+// with this lookup, and at 100k jobs a Go map spends most of an event there:
+// a seeded hash of the string, then a control word, a slot and the key's
+// bytes, each likely a cache miss. Here a lookup is a cheap fixed hash
+// (idhash.String), a directory entry and a table header that stay cached,
+// and one 16-byte slot (four to a cache line); the id's bytes are compared
+// only on a full 64-bit hash match, against the record the event needs
+// anyway.
 //
-// Capacity is a power of two, at least twice the entries (it doubles when
-// an insert would pass half full), so probe runs stay short; it never
-// shrinks. A removal shifts back the entries of its probe run that could
-// move, so no tombstones accumulate. The zero table is empty.
+// The table is extendible hashing: a directory, indexed by the top bits of
+// the hash, points to small open-addressing tables of 1,024 slots with
+// linear probing, indexed by the low bits. A table that would pass half
+// full splits in two by its next hash bit, doubling the directory (a copy of
+// its pointers) when it is as deep as the directory. So no insert moves more
+// than one table's records: a ledger of millions of jobs never pauses an
+// event to rehash them all, as one table doubling in place would (tens of
+// milliseconds at a million jobs). A removal shifts back the
+// entries of its probe run that could move, so no tombstones accumulate.
+// Tables never merge; the zero table is empty.
 type jobTable struct {
-	slots []jobSlot
+	dir   []*jobTab // 2^depth entries; entry k serves the hashes whose top depth bits are k
+	depth uint
 	n     int
+
+	// size and perEntry, when not zero, replace tabSlots and
+	// recordsPerEntry: tests use tiny tables to reach deep directories
+	// and the growth fallback with a few ids.
+	size, perEntry int
+}
+
+// jobTab is one open-addressing table. It serves the hashes whose top depth
+// bits are its prefix: the 2^(directory depth − depth) directory entries
+// that share them point to it.
+type jobTab struct {
+	depth uint
+	n     int
+	slots []jobSlot // tabSlots, a power of two; more only for ids whose hashes share many top bits
 }
 
 // jobSlot is one slot; j == nil marks it empty.
@@ -26,8 +51,35 @@ type jobSlot struct {
 	j *job
 }
 
+const (
+	// tabSlots is the size of a table: splitting one moves at most half
+	// as many records.
+	tabSlots = 1 << 10
+	// recordsPerEntry bounds the directory: it doubles only while it has
+	// at most one entry per recordsPerEntry records.
+	recordsPerEntry = 64
+)
+
+// tabSize returns the slots of a new table.
+func (t *jobTable) tabSize() int { return cmp.Or(t.size, tabSlots) }
+
 // len returns the number of records. O(1).
 func (t *jobTable) len() int { return t.n }
+
+// tab returns the table serving hash h; the directory must not be empty.
+func (t *jobTable) tab(h uint64) *jobTab { return t.dir[h>>(64-t.depth)] }
+
+// find returns the slot of hash h and id in tb, or the empty slot that ends
+// its probe run.
+func (tb *jobTab) find(h uint64, id JobID) *jobSlot {
+	mask := uint64(len(tb.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &tb.slots[i]
+		if s.j == nil || s.h == h && s.j.id == id {
+			return s
+		}
+	}
+}
 
 // get returns the record of id, or nil. O(1) expected.
 func (t *jobTable) get(id JobID) *job {
@@ -35,55 +87,91 @@ func (t *jobTable) get(id JobID) *job {
 		return nil
 	}
 	h := idhash.String(string(id))
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.j == nil {
-			return nil
-		}
-		if s.h == h && s.j.id == id {
-			return s.j
-		}
-	}
+	return t.tab(h).find(h, id).j
 }
 
 // put indexes j under its id, replacing the record of the same id if there
-// is one. O(1) amortized: a doubling rehashes every record.
+// is one. O(1) expected; a split moves at most one table's records.
 func (t *jobTable) put(j *job) {
-	if 2*(t.n+1) > len(t.slots) {
-		t.grow()
+	if t.dir == nil {
+		t.dir = []*jobTab{{slots: make([]jobSlot, t.tabSize())}}
 	}
 	h := idhash.String(string(j.id))
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.j == nil {
-			*s = jobSlot{h, j}
-			t.n++
-			return
+	tb := t.tab(h)
+	if s := tb.find(h, j.id); s.j != nil {
+		s.j = j
+		return
+	}
+	if 2*(tb.n+1) > len(tb.slots) {
+		// Split, unless that would double a directory that already has an
+		// entry per recordsPerEntry records: only ids whose hashes share
+		// many top bits (which random ids never do in numbers) fill one
+		// table that far, and splitting it would double the directory to
+		// no avail. Such a table grows instead, so memory stays
+		// O(records) whatever the ids.
+		if tb.depth < t.depth || len(t.dir) <= t.n/cmp.Or(t.perEntry, recordsPerEntry) {
+			t.split(tb, h)
+		} else {
+			tb.rehash(2 * len(tb.slots))
 		}
-		if s.h == h && s.j.id == j.id {
-			s.j = j
-			return
+		tb = t.tab(h)
+	}
+	*tb.find(h, j.id) = jobSlot{h, j}
+	tb.n++
+	t.n++
+}
+
+// split replaces tb, the table serving hash h, by two tables one bit
+// deeper, doubling the directory first if tb is as deep as it.
+// O(slots of tb + directory entries of tb).
+func (t *jobTable) split(tb *jobTab, h uint64) {
+	if tb.depth == t.depth {
+		dir := make([]*jobTab, 2*len(t.dir))
+		for i, x := range t.dir {
+			dir[2*i], dir[2*i+1] = x, x
 		}
+		t.dir, t.depth = dir, t.depth+1
+	}
+	d := tb.depth + 1
+	side := func(h uint64) uint64 { return h >> (64 - d) & 1 }
+	var n [2]int
+	for _, s := range tb.slots {
+		if s.j != nil {
+			n[side(s.h)]++
+		}
+	}
+	var halves [2]*jobTab
+	for k := range halves {
+		size := t.tabSize()
+		for size < 2*(n[k]+1) { // a grown table may not halve evenly
+			size *= 2
+		}
+		halves[k] = &jobTab{depth: d, n: n[k], slots: make([]jobSlot, size)}
+	}
+	for _, s := range tb.slots {
+		if s.j != nil {
+			x := halves[side(s.h)]
+			*x.find(s.h, s.j.id) = s
+		}
+	}
+	// tb served a run of 2^(t.depth − tb.depth) directory entries, those
+	// whose top tb.depth bits are h's; the first half of the run has next
+	// bit 0.
+	span := 1 << (t.depth - tb.depth)
+	first := int(h>>(64-tb.depth)) * span
+	for k := range span {
+		t.dir[first+k] = halves[k/(span/2)]
 	}
 }
 
-// grow doubles the capacity (to 16 slots from empty) and reinserts every
-// record. O(capacity).
-func (t *jobTable) grow() {
-	old := t.slots
-	t.slots = make([]jobSlot, max(16, 2*len(old)))
-	mask := uint64(len(t.slots) - 1)
+// rehash moves tb's records to size slots. O(size).
+func (tb *jobTab) rehash(size int) {
+	old := tb.slots
+	tb.slots = make([]jobSlot, size)
 	for _, s := range old {
-		if s.j == nil {
-			continue
+		if s.j != nil {
+			*tb.find(s.h, s.j.id) = s
 		}
-		i := s.h & mask
-		for t.slots[i].j != nil {
-			i = (i + 1) & mask
-		}
-		t.slots[i] = s
 	}
 }
 
@@ -94,10 +182,11 @@ func (t *jobTable) remove(j *job) {
 		return
 	}
 	h := idhash.String(string(j.id))
-	mask := uint64(len(t.slots) - 1)
+	tb := t.tab(h)
+	mask := uint64(len(tb.slots) - 1)
 	i := h & mask
-	for ; t.slots[i].j != j; i = (i + 1) & mask {
-		if t.slots[i].j == nil {
+	for ; tb.slots[i].j != j; i = (i + 1) & mask {
+		if tb.slots[i].j == nil {
 			return
 		}
 	}
@@ -105,24 +194,30 @@ func (t *jobTable) remove(j *job) {
 	// entry whose home slot does not lie cyclically in (hole, entry], so
 	// that a lookup never meets the hole before the entry it is after.
 	hole := i
-	for k := (i + 1) & mask; t.slots[k].j != nil; k = (k + 1) & mask {
-		home := t.slots[k].h & mask
+	for k := (i + 1) & mask; tb.slots[k].j != nil; k = (k + 1) & mask {
+		home := tb.slots[k].h & mask
 		if (k-home)&mask >= (k-hole)&mask {
-			t.slots[hole] = t.slots[k]
+			tb.slots[hole] = tb.slots[k]
 			hole = k
 		}
 	}
-	t.slots[hole] = jobSlot{}
+	tb.slots[hole] = jobSlot{}
+	tb.n--
 	t.n--
 }
 
-// all returns the records in slot order, which is unspecified: callers that
-// need an order sort. O(capacity).
+// all returns the records in table order, which is unspecified: callers
+// that need an order sort. O(capacity).
 func (t *jobTable) all() []*job {
 	out := make([]*job, 0, t.n)
-	for _, s := range t.slots {
-		if s.j != nil {
-			out = append(out, s.j)
+	for i, tb := range t.dir {
+		if i > 0 && t.dir[i-1] == tb {
+			continue // a table is listed once per run of its entries
+		}
+		for _, s := range tb.slots {
+			if s.j != nil {
+				out = append(out, s.j)
+			}
 		}
 	}
 	return out
