@@ -126,14 +126,19 @@ func (t *allocTable) get(h uint64, id string) (*allocRec, bool) {
 // reports whether it did; tok owns what it copies. O(1) expected
 // (amortized over the doublings, each O(capacity)).
 func (t *allocTable) insert(tok *cowToken, e allocEntry) bool {
-	if t.n > 0 {
-		if _, dup := t.find(e.h, e.r.id); dup {
+	if t.pages != nil {
+		i, dup := t.find(e.h, e.r.id)
+		if dup {
 			return false
 		}
+		if uint64(t.n+1)*2 <= t.mask+1 {
+			// The slot that ends the probe run takes it: no second look.
+			t.set(tok, i, e)
+			t.n++
+			return true
+		}
 	}
-	if uint64(t.n+1)*2 > t.mask+1 {
-		t.grow(tok)
-	}
+	t.grow(tok)
 	i, _ := t.find(e.h, e.r.id)
 	t.set(tok, i, e)
 	t.n++
@@ -143,11 +148,36 @@ func (t *allocTable) insert(tok *cowToken, e allocEntry) bool {
 // grow doubles the capacity (or makes the first leaf) and stores every
 // entry again. O(capacity).
 func (t *allocTable) grow(tok *cowToken) {
-	old := *t
 	size := uint64(minAllocSlots)
-	if old.pages != nil {
-		size = 2 * (old.mask + 1)
+	if t.pages != nil {
+		size = 2 * (t.mask + 1)
 	}
+	t.resize(tok, size)
+}
+
+// reserve grows the capacity, if needed, so that n entries beyond those
+// held fit without another growth: one rebuild instead of a doubling each
+// time the table fills. O(capacity) if it grows, else O(1).
+func (t *allocTable) reserve(tok *cowToken, n int) {
+	if n <= 0 {
+		return
+	}
+	want := 2 * uint64(t.n+n)
+	if t.pages != nil && want <= t.mask+1 {
+		return
+	}
+	size := uint64(minAllocSlots)
+	for size < want {
+		size <<= 1
+	}
+	t.resize(tok, size)
+}
+
+// resize makes the table size slots, a power of two that holds its entries
+// at a load of at most one half, and stores every entry again.
+// O(capacity).
+func (t *allocTable) resize(tok *cowToken, size uint64) {
+	old := *t
 	*t = allocTable{pages: make([]*allocPage, max(size>>(leafBits+pageBits), 1)), mask: size - 1, n: old.n}
 	for i := range t.pages {
 		t.pages[i] = &allocPage{owner: tok}

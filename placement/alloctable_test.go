@@ -66,7 +66,8 @@ func (x *allocTwin) delete(t *rapid.T, step int, h uint64, s string) {
 // a few home slots, or that sit at the end of the table so that probe runs
 // wrap around; every table keeps its own entries and its invariants
 // (allocTable.check) after every step. Bulk inserts grow tables past one
-// page of slots (with spread hashes) or make long probe runs.
+// page of slots (with spread hashes) or make long probe runs; after a
+// reserve(n), n inserts do not grow the table.
 func TestPropertyAllocTable(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		mode := rapid.IntRange(0, 2).Draw(t, "hash mode")
@@ -84,7 +85,20 @@ func TestPropertyAllocTable(t *testing.T) {
 		ts := []*allocTwin{{tok: new(cowToken), want: map[string]bool{}}}
 		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
 			x := ts[rapid.IntRange(0, len(ts)-1).Draw(t, "table")]
-			switch op := rapid.IntRange(0, 9).Draw(t, "op"); {
+			switch op := rapid.IntRange(0, 10).Draw(t, "op"); {
+			case op == 10:
+				// Room for n more: n new ids go in without a growth.
+				n := rapid.IntRange(0, 300).Draw(t, "reserve")
+				x.tab.reserve(x.tok, n)
+				mask := x.tab.mask
+				for i := range n {
+					if s := fmt.Sprintf("res-%d-%d", step, i); !x.want[s] {
+						x.insert(t, step, hash(s), s)
+					}
+				}
+				if n > 0 && x.tab.mask != mask {
+					t.Fatalf("step %d: %d inserts after reserve(%d) grew the table from %d to %d slots", step, n, n, mask+1, x.tab.mask+1)
+				}
 			case op < 4:
 				s := id.Draw(t, "insert")
 				x.insert(t, step, hash(s), s)

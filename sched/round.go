@@ -32,6 +32,9 @@ type (
 	withoutPlacer interface {
 		PlaceWithout(demand int, ids []string) (placement.Placement, error)
 	}
+	// allocReserver makes room for the allocations a round is about to
+	// make (placement.Cluster implements it).
+	allocReserver interface{ ReserveAllocations(n int) }
 )
 
 // Cloner is an optional face of a Placer: an independent copy of its state.
@@ -330,6 +333,7 @@ func (r *round) init(in Input, opts Options) error {
 	var lastTenant int32
 	var lastID ledger.TenantID
 	counts := r.counts[:0]
+	pending, pendingGPUs := 0, 0.0 // candidates not running, and their demand
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
 		bad := func(sentinel error, format string, args ...any) error {
@@ -401,10 +405,20 @@ func (r *round) init(in Input, opts Options) error {
 		lastTenant, lastID = ti, c.Tenant
 		counts[ti]++
 		r.cands[i] = cand{job: c.Job, h: h, demand: c.Demand, tenant: ti, running: c.Running}
+		if !c.Running {
+			pending++
+			pendingGPUs += float64(c.Demand)
+		}
 	}
 
 	if err := r.duplicate(); err != nil {
 		return err
+	}
+	if ar, ok := in.Placer.(allocReserver); ok && r.free != nil && pending > 0 {
+		// The new grants the free GPUs (and those of the expiring jobs)
+		// make at the pending jobs' average demand, or all of them.
+		room := float64(r.free() + r.expHeld)
+		ar.ReserveAllocations(int(float64(pending) * min(1, room/pendingGPUs)))
 	}
 
 	// One backing array for all candidate heaps, partitioned by tenant; a
