@@ -320,11 +320,20 @@ func (s *store) setHeadRate(r float64) {
 // find returns the last breakpoint with time ≤ t; false if there is none.
 // O(log n + blockLen), O(1) when t is at or after the last breakpoint.
 func (s *store) find(t int64, d decay) (point, bool) {
-	if s.cnt == 0 || t < s.first().t {
+	if s.cnt == 0 {
 		return point{}, false
 	}
+	// A query at or after the last breakpoint, what a View asks at Now(),
+	// is answered before first() reaches into the block list.
 	if t >= s.head.t {
 		return s.head, true
+	}
+	switch first := s.first(); {
+	case t < first.t:
+		return point{}, false
+	case t == first.t:
+		// a window from the start of history, as a lifetime account is
+		return first, true
 	}
 	bi := s.blocks.len()
 	if t < s.cur.t {
