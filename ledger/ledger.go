@@ -125,18 +125,20 @@ const (
 )
 
 type job struct {
-	// Fields read by every Start and Stop come first, with the first bytes
-	// of the alloc series, so that an event touches two adjacent cache
-	// lines of the record: the id first, which the lookup compares, then
-	// the state the event checks and changes.
+	// A record is 256 bytes, a size class whose objects start on cache-line
+	// boundaries, and what every Start and Stop reads fills its first two
+	// lines: the id, which the lookup compares, the state the event checks
+	// and changes, and the first bytes of the alloc series in the first;
+	// the 64 bytes of the series an append writes (see store) in the
+	// second. TestJobRecordLayout keeps it so.
 	id     JobID
 	state  jobState
 	final  FinalState
 	tn     *tenant
 	demand GPUs
 	finish int64
-	allocP [24]byte // backing for the first encoded alloc breakpoints
-	alloc  series   // rate demand while running
+	allocP [8]byte // backing for the first encoded alloc breakpoints (a few starts and stops)
+	alloc  series  // rate demand while running
 
 	weight    float64
 	submit    int64
