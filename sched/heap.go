@@ -21,16 +21,38 @@ func heapPush[E any, O ordering[E]](h *[]E, x E, o O) {
 	siftUp(*h, len(*h)-1, o)
 }
 
+// heapPop removes and returns the first entry. The last entry, which takes
+// its place, almost always belongs near the bottom, so the hole the first
+// leaves is carried down along the path of first children (one
+// comparison a level instead of two) and the last entry sifted up from
+// where the path ends (Floyd's bottom-up pop).
 func heapPop[E any, O ordering[E]](h *[]E, o O) E {
 	a := *h
 	n := len(a) - 1
 	x := a[0]
-	a[0] = a[n]
+	last := a[n]
 	a = a[:n]
-	if n > 0 {
-		siftDown(a, 0, o)
-	}
 	*h = a
+	if n == 0 {
+		return x
+	}
+	i := 0
+	for j := 1; j < n; j = 2*i + 1 {
+		if j+1 < n && o.less(a[j+1], a[j]) {
+			j++
+		}
+		a[i] = a[j]
+		i = j
+	}
+	for i > 0 {
+		p := (i - 1) / 2
+		if !o.less(last, a[p]) {
+			break
+		}
+		a[i] = a[p]
+		i = p
+	}
+	a[i] = last
 	return x
 }
 
