@@ -237,12 +237,37 @@ func (l *Ledger) trimBefore() int64 {
 }
 
 // offset converts a time to ns since start; ok is false if it does not fit.
+// It is at.Sub(l.start) (start has no monotonic reading, so Sub would use
+// the wall clock too) without Sub's overflow check by round trip, an Add
+// and an Equal that cost more than the rest of a Start or Stop's time
+// handling: the difference is bounded in seconds first, then in
+// nanoseconds. Sub's saturated results, ±(2^63 − 1) ns, are out of range
+// here as they are there.
 func (l *Ledger) offset(at time.Time) (int64, bool) {
-	d := at.Sub(l.start)
-	if d == math.MaxInt64 || d == math.MinInt64 {
+	const maxSec = math.MaxInt64 / int64(time.Second)
+	// Seconds subtract modulo 2^64, as Sub's do: times at the ends of
+	// time.Time's range wrap alike in both.
+	ds := at.Unix() - l.start.Unix()
+	dn := int64(at.Nanosecond() - l.start.Nanosecond())
+	// Give both parts one sign, so that the seconds alone bound the sum.
+	switch {
+	case ds > 0 && dn < 0:
+		ds, dn = ds-1, dn+int64(time.Second)
+	case ds < 0 && dn > 0:
+		ds, dn = ds+1, dn-int64(time.Second)
+	}
+	if ds > maxSec || ds < -maxSec {
 		return 0, false
 	}
-	return int64(d), true
+	t := ds * int64(time.Second)
+	if dn > 0 && t > math.MaxInt64-dn || dn < 0 && t < math.MinInt64-dn {
+		return 0, false
+	}
+	t += dn
+	if t == math.MaxInt64 || t == math.MinInt64 {
+		return 0, false
+	}
+	return t, true
 }
 
 // eventTime validates an event time.
