@@ -15,9 +15,9 @@ import (
 func TestOffsetMatchesSub(t *testing.T) {
 	secs := func(name string) *rapid.Generator[int64] {
 		return rapid.OneOf(
-			rapid.Int64Range(1e9, 2e9),                 // this era
-			rapid.Int64Range(-1e11, 1e11),              // within ±3,000 years
-			rapid.Int64(),                              // anywhere
+			rapid.Int64Range(1e9, 2e9),    // this era
+			rapid.Int64Range(-1e11, 1e11), // within ±3,000 years
+			rapid.Int64(),                 // anywhere
 			rapid.SampledFrom([]int64{math.MinInt64, math.MinInt64 + 1, math.MaxInt64, math.MaxInt64 - 1, -62135596800, 0}),
 		)
 	}
