@@ -1,22 +1,19 @@
 package sched
 
-// A binary min-heap of small entries ordered by an ordering o (o.less(a, b)
-// reports that a comes first). The invariant, as in container/heap: for
-// every i > 0, !o.less(h[i], h[(i-1)/2]). Init is O(n); push, pop and fix
-// are O(log n) comparisons. Hand-rolled over a slice of entries to avoid
-// boxing through an interface; the entry and the ordering are type
-// parameters, so that each of the round's two heaps (candEntry by candOrder,
-// tenantEntry by tenantOrder) gets its own code.
+// A tenant's candidates in a binary min-heap of candEntry ordered by
+// candOrder (o.less(a, b) reports that a comes first). The invariant, as in
+// container/heap: for every i > 0, !o.less(h[i], h[(i-1)/2]). Init is O(n);
+// push and pop are O(log n) comparisons. Hand-rolled over the entries
+// themselves, without an interface or type parameters, so that every
+// comparison is a direct call the compiler may inline.
 
-type ordering[E any] interface{ less(a, b E) bool }
-
-func heapInit[E any, O ordering[E]](h []E, o O) {
+func heapInit(h []candEntry, o candOrder) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i, o)
 	}
 }
 
-func heapPush[E any, O ordering[E]](h *[]E, x E, o O) {
+func heapPush(h *[]candEntry, x candEntry, o candOrder) {
 	*h = append(*h, x)
 	siftUp(*h, len(*h)-1, o)
 }
@@ -26,7 +23,7 @@ func heapPush[E any, O ordering[E]](h *[]E, x E, o O) {
 // leaves is carried down along the path of first children (one
 // comparison a level instead of two) and the last entry sifted up from
 // where the path ends (Floyd's bottom-up pop).
-func heapPop[E any, O ordering[E]](h *[]E, o O) E {
+func heapPop(h *[]candEntry, o candOrder) candEntry {
 	a := *h
 	n := len(a) - 1
 	x := a[0]
@@ -56,14 +53,7 @@ func heapPop[E any, O ordering[E]](h *[]E, o O) E {
 	return x
 }
 
-// heapFix restores the invariant after the key of h[i] changed.
-func heapFix[E any, O ordering[E]](h []E, i int, o O) {
-	if !siftDown(h, i, o) {
-		siftUp(h, i, o)
-	}
-}
-
-func siftUp[E any, O ordering[E]](h []E, j int, o O) {
+func siftUp(h []candEntry, j int, o candOrder) {
 	for j > 0 {
 		i := (j - 1) / 2
 		if !o.less(h[j], h[i]) {
@@ -74,23 +64,21 @@ func siftUp[E any, O ordering[E]](h []E, j int, o O) {
 	}
 }
 
-// siftDown reports whether the element moved.
-func siftDown[E any, O ordering[E]](h []E, i0 int, o O) bool {
-	i, n := i0, len(h)
+func siftDown(h []candEntry, i int, o candOrder) {
+	n := len(h)
 	for {
 		l := 2*i + 1
 		if l >= n {
-			break
+			return
 		}
 		j := l
 		if r := l + 1; r < n && o.less(h[r], h[l]) {
 			j = r
 		}
 		if !o.less(h[j], h[i]) {
-			break
+			return
 		}
 		h[i], h[j] = h[j], h[i]
 		i = j
 	}
-	return i > i0
 }

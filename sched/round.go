@@ -115,7 +115,7 @@ type round struct {
 	accounts Accounts
 	reward   Reward
 	candLT   candOrder
-	tenLT    tenantOrder
+	tt       tenantTree // Phase 1's queue
 
 	p       placement.Placer
 	a       placement.Placer // optimistic view; nil until first needed or without a clone
@@ -144,7 +144,6 @@ type round struct {
 	tenantIDs   tenantSet
 	counts      []int32
 	heaps       []candEntry
-	th          []tenantEntry
 	grants      []Grant
 	waiting     []Wait
 	released    []Release
@@ -256,7 +255,8 @@ func (r *round) keep() {
 	}
 	r.res = Result{}
 	r.accounts, r.reward, r.opts = nil, nil, Options{}
-	r.candLT, r.tenLT = candOrder{}, tenantOrder{}
+	r.candLT = candOrder{}
+	r.tt.tenants, r.tt.order = nil, nil
 	r.p, r.a, r.clone, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil
 	r.in = nil
 	clear(r.cands) // their job ids
@@ -440,7 +440,6 @@ func (r *round) init(in Input, opts Options) error {
 		tie = BySubmit
 	}
 	r.candLT = candOrder{cands: r.cands, in: r.in, tie: tie}
-	r.tenLT = tenantOrder{tenants: r.tenants, order: opts.TenantOrder}
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
 		if g := min(n, r.free()+r.expHeld, 1024); g > cap(r.grants) {
@@ -546,6 +545,20 @@ type candEntry struct {
 }
 
 func (o candOrder) less(a, b candEntry) bool {
+	// Unequal first components decide most comparisons: this much is
+	// inlined. A NaN compares false both ways and goes on to cmp.Compare.
+	if a.k0 > b.k0 {
+		return true
+	}
+	if a.k0 < b.k0 {
+		return false
+	}
+	return o.lessFrom0(a, b)
+}
+
+// lessFrom0 is less for entries whose first components are neither
+// smaller nor larger than each other: equal, or a NaN among them.
+func (o candOrder) lessFrom0(a, b candEntry) bool {
 	if c := cmp.Compare(a.k0, b.k0); c != 0 {
 		return c > 0
 	}
@@ -573,105 +586,58 @@ func (o candOrder) lessRest(i, j int32) bool {
 	return a.Job < b.Job
 }
 
-// tenantOrder orders tenants: the tenant order (nil: [ByRho], written
-// out), then the tenant id.
-type tenantOrder struct {
-	tenants []tenantRec
-	order   TenantOrder
-}
-
-// tenantEntry is a tenant in the round's tenant heap: its index and its
-// pre-credited ρ (its Account.Rho, which the round copies here after each
-// grant), so that the default order compares the entries themselves and
-// reads a tenant's record only on a tie.
-type tenantEntry struct {
-	rho ledger.Rho
-	ti  int32
-}
-
-// entry returns tenant ti's heap entry.
-func (o tenantOrder) entry(ti int32) tenantEntry {
-	return tenantEntry{rho: o.tenants[ti].st.Account.Rho, ti: ti}
-}
-
-func (o tenantOrder) less(x, y tenantEntry) bool {
-	if o.order == nil {
-		// ByRho, the default, which decides every tie by the id itself.
-		if c := x.rho.Compare(y.rho); c != 0 {
-			return c < 0
-		}
-		return o.tenants[x.ti].st.ID < o.tenants[y.ti].st.ID
-	}
-	a, b := &o.tenants[x.ti].st, &o.tenants[y.ti].st
-	c := o.order(a, b)
-	return c < 0 || c == 0 && a.ID < b.ID
-}
-
 func (r *round) run() error {
-	th := r.th[:0]
-	defer func() { r.th = th }()
-	for ti := range r.tenants {
-		th = append(th, r.tenLT.entry(int32(ti)))
-	}
-	var err error
-	if th, err = r.stage(th, Fair); err != nil {
+	r.tt.reset(r.tenants, r.opts.TenantOrder, func(int) bool { return true })
+	if err := r.stage(Fair); err != nil {
 		return err
 	}
 	if !r.full && !r.opts.NoBackfill {
-		th = th[:0]
-		for ti := range r.tenants {
-			if len(r.tenants[ti].heap) > 0 {
-				th = append(th, r.tenLT.entry(int32(ti)))
-			}
-		}
-		if th, err = r.stage(th, Backfill); err != nil {
+		r.tt.reset(r.tenants, r.opts.TenantOrder, func(ti int) bool { return len(r.tenants[ti].heap) > 0 })
+		if err := r.stage(Backfill); err != nil {
 			return err
 		}
 	}
 	return r.finish()
 }
 
-// stage runs one loop of the round over the tenants th (reordered into a
-// heap here): the tenant first in order tries its best undecided candidate
-// until the cluster is full or no tenant has one left. A tenant whose pick
-// does not fit leaves the Fair stage, its pick kept for the Backfill stage;
-// in the Backfill stage the pick is dropped and the tenant goes on. It
-// returns th's array for reuse.
-func (r *round) stage(th []tenantEntry, s Stage) ([]tenantEntry, error) {
-	heapInit(th, r.tenLT)
-	for len(th) > 0 {
+// stage runs one loop of the round over the tenants in r.tt: the tenant
+// first in order tries its best undecided candidate until the cluster is
+// full or no tenant has one left. A tenant whose pick does not fit leaves
+// the Fair stage, its pick kept for the Backfill stage; in the Backfill
+// stage the pick is dropped and the tenant goes on.
+func (r *round) stage(s Stage) error {
+	tt := &r.tt
+	for ti := tt.top(); ti >= 0; ti = tt.top() {
 		if r.isFull() {
 			r.full = true
 			break
 		}
-		ti := th[0].ti
 		ce, err := r.popCand(ti)
 		if err != nil {
-			return th, err
+			return err
 		}
 		ci := ce.ci
 		if ci < 0 {
-			heapPop(&th, r.tenLT)
+			tt.remove(ti)
 			continue
 		}
 		ok, err := r.try(ce, ti, s)
 		if err != nil {
-			return th, err
+			return err
 		}
 		switch {
 		case ok:
-			th[0].rho = r.tenants[ti].st.Account.Rho // pre-credited by the grant
-			heapFix(th, 0, r.tenLT)
+			tt.fix(ti) // pre-credited by the grant
 		case s == Fair:
 			t := &r.tenants[ti]
 			t.out = true
 			t.blocked = ci
 			t.reason = r.reasons[r.cands[ci].reason-1]
 			heapPush(&t.heap, ce, r.candLT) // tried again by the backfill stage
-			heapPop(&th, r.tenLT)
+			tt.remove(ti)
 		}
 	}
-	return th, nil
+	return nil
 }
 
 // isFull reports that no GPU is free even in the optimistic view; then no

@@ -89,8 +89,8 @@ type TenantState struct {
 // TenantOrder is the Phase 1 hook: it orders tenants, the first being served
 // first. It must be a strict weak order that depends only on the two states
 // (which it must not modify); a round breaks its remaining ties by tenant id,
-// so the order is always total. A round keeps tenants in a heap and calls the
-// order O(log T) times per decision.
+// so the order is always total. A round keeps tenants in a tournament tree
+// and calls the order O(log T) times per decision.
 type TenantOrder func(a, b *TenantState) int
 
 // ByRho is the default [TenantOrder]: lowest pre-credited ρ_tenant first
