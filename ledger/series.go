@@ -195,6 +195,11 @@ func encode(b []byte, dt int64, prevR, r float64) ([]byte, bool) {
 	d := r - prevR
 	if d >= -1<<53 && d <= 1<<53 && d == math.Trunc(d) &&
 		math.Float64bits(prevR+float64(int64(d))) == math.Float64bits(r) {
+		if k := int64(d); head < 0x80 && k >= -64 && k < 64 {
+			// the common breakpoint, a start or stop of a few GPUs soon
+			// after the last one: two one-byte varints at once
+			return append(b, byte(head), byte(k<<1^k>>63)), true
+		}
 		b = binary.AppendUvarint(b, head)
 		return binary.AppendVarint(b, int64(d)), true
 	}
@@ -430,8 +435,15 @@ func (s *series) set(t int64, r float64, d decay, begin int64) {
 		s.st.setHeadRate(r)
 		return
 	}
-	p := point{t: t, v: d.grow(h.v, h.r, t-h.t), r: r}
-	s.st.trim(begin, d)
+	// t > h.t here; without decay, grow's sum written out, as it inlines
+	// no more (the same expression, so the same bits)
+	p := point{t: t, v: h.v + float64(h.r*sec(t-h.t)), r: r}
+	if d != 0 {
+		p.v = d.grow(h.v, h.r, t-h.t)
+	}
+	if begin != math.MinInt64 { // a trailing window: drop what it no longer needs
+		s.st.trim(begin, d)
+	}
 	s.st.add(p)
 }
 
