@@ -1,13 +1,18 @@
 package sched
 
-import "github.com/astraea-sched/astraea/ledger"
+import (
+	"math"
+
+	"github.com/astraea-sched/astraea/ledger"
+)
 
 // tenantTree is Phase 1's queue: a winner (tournament) tree over the
 // tenants in play, the first in order at the root. Leaf ti holds tenant ti
-// while it is in the tree, -1 otherwise; every inner node holds the first
-// of its two children's tenants. The order is the tenant order (nil:
-// [ByRho], written out over a copy of the tenants' ρ, so that it reads one
-// small array), then the tenant id.
+// while it is in the tree, and none (the index len(tenants)) otherwise;
+// every inner node holds the first of its two children's tenants. The
+// order is the tenant order, then the tenant id; the default order ([ByRho],
+// written out) compares integer keys of the tenants' ρ (rhoKey) in one
+// small array, none having the largest key.
 //
 // After a grant the root tenant's ρ only grows, and the tree replays its
 // path to the root: exactly log2(T) comparisons, where a binary heap sifts
@@ -16,9 +21,27 @@ import "github.com/astraea-sched/astraea/ledger"
 type tenantTree struct {
 	tenants []tenantRec
 	order   TenantOrder
-	rho     []ledger.Rho // tenant ti's pre-credited ρ, as of its last fix
-	leaves  int          // a power of two, at least len(tenants)
-	win     []int32      // win[k] for 1 ≤ k < 2·leaves; leaf ti is win[leaves+ti]
+	key     []uint64 // rhoKey of tenant ti's pre-credited ρ as of its last fix; key[len(tenants)] (none) is the largest
+	leaves  int      // a power of two, at least len(tenants)
+	win     []int32  // win[k] for 1 ≤ k < 2·leaves; leaf ti is win[leaves+ti]
+}
+
+// rhoKey maps ρ to an integer that orders as [ledger.Rho.Compare] does: a
+// NaN first, −0 and +0 alike, then by value. No ρ maps to the largest
+// key, which stands for no tenant.
+func rhoKey(r ledger.Rho) uint64 {
+	f := float64(r)
+	switch {
+	case f != f:
+		return 0
+	case f == 0:
+		f = 0 // −0 as +0
+	}
+	b := math.Float64bits(f)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
 }
 
 // reset fills the tree with the tenants ti of tenants for which in(ti)
@@ -29,13 +52,15 @@ func (t *tenantTree) reset(tenants []tenantRec, order TenantOrder, in func(ti in
 	for t.leaves < len(tenants) {
 		t.leaves <<= 1
 	}
+	none := int32(len(tenants))
 	t.win = resize(t.win, 2*t.leaves)
-	t.rho = resize(t.rho, len(tenants))
+	t.key = resize(t.key, len(tenants)+1)
+	t.key[none] = math.MaxUint64
 	for ti := range t.leaves {
-		w := int32(-1)
+		w := none
 		if ti < len(tenants) && in(ti) {
 			w = int32(ti)
-			t.rho[ti] = tenants[ti].st.Account.Rho
+			t.key[ti] = rhoKey(tenants[ti].st.Account.Rho)
 		}
 		t.win[t.leaves+ti] = w
 	}
@@ -45,60 +70,73 @@ func (t *tenantTree) reset(tenants []tenantRec, order TenantOrder, in func(ti in
 }
 
 // top returns the first tenant in the tree, or -1 if it is empty.
-func (t *tenantTree) top() int32 { return t.win[1] }
+func (t *tenantTree) top() int32 {
+	if w := t.win[1]; int(w) < len(t.tenants) {
+		return w
+	}
+	return -1
+}
 
 // fix brings tenant ti, whose account changed, to its place. O(log T).
 func (t *tenantTree) fix(ti int32) {
-	t.rho[ti] = t.tenants[ti].st.Account.Rho
+	t.key[ti] = rhoKey(t.tenants[ti].st.Account.Rho)
 	t.replay(ti)
 }
 
 // remove takes tenant ti out of the tree. O(log T).
 func (t *tenantTree) remove(ti int32) {
-	t.win[t.leaves+int(ti)] = -1
+	t.win[t.leaves+int(ti)] = int32(len(t.tenants))
 	t.replay(ti)
 }
 
 // replay recomputes the winners on the path from tenant ti's leaf to the
-// root.
+// root: first, with its key comparison written out, as the loop that runs
+// for every decision of a round.
 func (t *tenantTree) replay(ti int32) {
+	win, key := t.win, t.key
 	for k := (t.leaves + int(ti)) / 2; k >= 1; k /= 2 {
-		t.win[k] = t.first(t.win[2*k], t.win[2*k+1])
+		a, b := win[2*k], win[2*k+1]
+		if ka, kb := key[a], key[b]; t.order != nil || ka == kb {
+			a = t.firstTie(a, b)
+		} else if kb < ka {
+			a = b
+		}
+		win[k] = a
 	}
 }
 
-// first returns whichever of tenants a and b comes first; -1 stands for
-// no tenant and comes last. Unequal ρ under the default order decide most
-// comparisons here; a NaN compares false both ways and goes on to less.
+// first returns whichever of tenants a and b comes first (none comes
+// last). Unequal keys under the default order decide most comparisons.
 func (t *tenantTree) first(a, b int32) int32 {
-	switch {
-	case a < 0:
-		return b
-	case b < 0:
-		return a
-	case t.order == nil:
-		if x, y := t.rho[a], t.rho[b]; x < y {
-			return a
-		} else if y < x {
-			return b
-		}
-	}
-	if t.less(b, a) {
+	if ka, kb := t.key[a], t.key[b]; t.order != nil || ka == kb {
+		return t.firstTie(a, b)
+	} else if kb < ka {
 		return b
 	}
 	return a
 }
 
-// less reports that tenant a comes before tenant b.
-func (t *tenantTree) less(a, b int32) bool {
-	if t.order == nil {
-		// ByRho, the default, which decides every tie by the id itself.
-		if c := t.rho[a].Compare(t.rho[b]); c != 0 {
-			return c < 0
-		}
-		return t.tenants[a].st.ID < t.tenants[b].st.ID
+// firstTie is first for tenants of equal keys, or under a tenant order:
+// the order, then the id.
+func (t *tenantTree) firstTie(a, b int32) int32 {
+	none := int32(len(t.tenants))
+	switch {
+	case a == none:
+		return b
+	case b == none:
+		return a
 	}
 	x, y := &t.tenants[a].st, &t.tenants[b].st
-	c := t.order(x, y)
-	return c < 0 || c == 0 && x.ID < y.ID
+	if t.order != nil {
+		if c := t.order(x, y); c != 0 {
+			if c > 0 {
+				return b
+			}
+			return a
+		}
+	}
+	if y.ID < x.ID {
+		return b
+	}
+	return a
 }
