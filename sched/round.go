@@ -136,6 +136,7 @@ type round struct {
 	memo      map[ledger.GPUs]int32
 	full      bool
 	steps     int
+	touched   byte // what prepare's touching loop read, kept so that the loop is not dropped
 	res       Result
 
 	// buffers kept by a Rounder across rounds
@@ -477,6 +478,17 @@ func resize[T any](s []T, n int) []T {
 // reaches (the cluster filled up first) cost nothing here.
 func (r *round) prepare(ti int32) error {
 	t := &r.tenants[ti]
+	// The candidates lie anywhere in the input, and the lookups below
+	// would wait for each candidate and its id's bytes in turn: first
+	// touch them all in a loop of independent loads, whose cache misses
+	// overlap.
+	var touch byte
+	for _, e := range t.heap {
+		if j := r.in[e.ci].Job; len(j) > 0 {
+			touch ^= j[0]
+		}
+	}
+	r.touched ^= touch
 	for i := range t.heap {
 		e := &t.heap[i]
 		ci := e.ci
