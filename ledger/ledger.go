@@ -654,7 +654,13 @@ func (l *Ledger) setRunning(j *job, t int64, on bool) {
 		j.alloc.set(t, 0, l.lam, tb)
 	}
 	tn.s.set(t, float64(tn.alloc), l.lam, tb)
-	l.refreshCluster(t)
+	// Only the allocation moved: capacity's series needs no look, and the
+	// over-allocation's only if there is or was some.
+	a := float64(l.running)
+	l.used.set(t, a, l.lam, tb)
+	if over := max(0, a-float64(l.capacity)); over != 0 || l.over.rate() != 0 {
+		l.over.set(t, over, l.lam, tb)
+	}
 }
 
 // Finish records that an active job ended at at with final state s

@@ -3,6 +3,7 @@ package ledger
 import (
 	"math"
 	"math/rand/v2"
+	"pgregory.net/rapid"
 	"runtime"
 	"testing"
 	"time"
@@ -176,6 +177,50 @@ func TestBlockListMatchesSlice(t *testing.T) {
 		}
 		if len(ref) == 0 && l.c != nil {
 			t.Fatalf("round %d: an empty list keeps its chunks", round)
+		}
+	}
+}
+
+// TestShortMatchesEncode: whenever short takes a breakpoint, its two bytes
+// are those encode writes, on deltas and rates drawn around its limits.
+func TestShortMatchesEncode(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		unit := rapid.SampledFrom([]int64{1, 1e3, 1e6, 1e9}).Draw(t, "unit")
+		dt := rapid.OneOf(rapid.Int64Range(1, 40), rapid.SampledFrom([]int64{15, 16})).Draw(t, "q")*unit + rapid.SampledFrom([]int64{0, 0, 0, 1, 999}).Draw(t, "off")
+		whole := rapid.Map(rapid.Int64Range(-100, 100), func(v int64) float64 { return float64(v) })
+		prevR := rapid.OneOf(rapid.Float64Range(-100, 100), whole).Draw(t, "prevR")
+		r := rapid.Float64Range(-100, 100).Draw(t, "r")
+		if rapid.Bool().Draw(t, "step") { // a whole change, around short's limits
+			r = prevR + float64(rapid.OneOf(rapid.IntRange(-70, 70), rapid.SampledFrom([]int{-65, -64, 63, 64})).Draw(t, "k"))
+		}
+		b0, b1, ok := short(dt, prevR, r)
+		want, _ := encode(nil, dt, prevR, r)
+		if ok && (len(want) != 2 || want[0] != b0 || want[1] != b1) {
+			t.Fatalf("short(%d, %v, %v) = %#x %#x, encode writes %#x", dt, prevR, r, b0, b1, want)
+		}
+		if !ok && len(want) == 2 && dt%1e6 == 0 && want[0]&1 == 0 {
+			t.Fatalf("short(%d, %v, %v) declined what encode writes in two bytes, %#x", dt, prevR, r, want)
+		}
+	})
+}
+
+// TestShortEdges runs short and encode on every combination of the limits
+// of short's two bytes: whole deltas of 15 and 16 units, rate changes of
+// −65, −64, 63 and 64, on whole and fractional rates.
+func TestShortEdges(t *testing.T) {
+	for _, unit := range []int64{1e3, 1e6, 1e9} {
+		for _, q := range []int64{1, 15, 16} {
+			for _, k := range []float64{-65, -64, 0, 63, 64} {
+				for _, prevR := range []float64{0, 3, 100, 2.5} {
+					dt, r := q*unit, prevR+k
+					b0, b1, ok := short(dt, prevR, r)
+					want, _ := encode(nil, dt, prevR, r)
+					two := len(want) == 2 && want[0]&1 == 0 && unit >= 1e6
+					if ok != two || ok && (want[0] != b0 || want[1] != b1) {
+						t.Errorf("short(%d, %v, %v) = %#x %#x %v, encode writes %#x", dt, prevR, r, b0, b1, ok, want)
+					}
+				}
+			}
 		}
 	}
 }
