@@ -1049,23 +1049,16 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 	if len(r.res.Grants) == cap(r.res.Grants) {
 		r.growGrants()
 	}
-	// Written in place: a Grant built aside and appended is copied whole,
-	// through the write barrier's bulk path while the collector runs.
+	// Written in place, field by field: a Grant built aside and appended,
+	// or assigned whole, is copied through the write barrier's bulk path
+	// while the collector runs. Every field is written.
 	n := len(r.res.Grants)
 	r.res.Grants = r.res.Grants[:n+1]
 	g := &r.res.Grants[n]
-	*g = Grant{
-		Job:             c.job,
-		Tenant:          t.st.ID,
-		Demand:          c.demand,
-		Kind:            kind,
-		Placement:       p,
-		Stage:           stage,
-		Reward:          r.score(e),
-		TenantRhoBefore: rhoBefore,
-		TenantRhoAfter:  t.st.Account.Rho,
-		Preempts:        preempts,
-	}
+	g.Job, g.Tenant, g.Demand, g.Kind, g.Stage = c.job, t.st.ID, c.demand, kind, stage
+	g.Placement, g.Preempts = p, preempts
+	g.Reward = r.score(e)
+	g.TenantRhoBefore, g.TenantRhoAfter = rhoBefore, t.st.Account.Rho
 	r.grantedGPUs += int(c.demand)
 	r.steps++
 	if r.opts.Trace != nil {
@@ -1168,7 +1161,10 @@ func (r *round) finish() error {
 			}
 		}
 		r.tenants[cd.tenant].waiting++
-		r.res.Waiting[w] = Wait{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Running: c.Running, PreemptedBy: by, Reason: rs}
+		// Field by field, as grant writes a Grant: every field is written.
+		wt := &r.res.Waiting[w]
+		wt.Job, wt.Tenant, wt.Demand, wt.Running, wt.PreemptedBy = c.Job, c.Tenant, c.Demand, c.Running, by
+		wt.Reason.Code, wt.Reason.Need, wt.Reason.LargestFree, wt.Reason.FreeTotal, wt.Reason.By = rs.Code, rs.Need, rs.LargestFree, rs.FreeTotal, rs.By
 		w++
 		if c.Running && !cd.moved {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
