@@ -285,8 +285,8 @@ func BenchmarkEventCapacity(b *testing.B) {
 }
 
 // BenchmarkQueryDeepHistory measures a tenant and a job account over a
-// one-hour window in the middle of a history of 1M breakpoints, and a View
-// lookup at Now().
+// one-hour window in the middle of a history of 1M breakpoints, and View
+// lookups at Now().
 func BenchmarkQueryDeepHistory(b *testing.B) {
 	l, err := New(Config{Capacity: 64, Start: t0})
 	if err != nil {
@@ -331,6 +331,16 @@ func BenchmarkQueryDeepHistory(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			if _, ok := v.TenantAccount("t"); !ok {
+				b.Fatal("missing")
+			}
+		}
+	})
+	// what a scheduler asks of every candidate, every round: ρ_job over
+	// the job's life so far
+	b.Run("View.JobAccount", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, ok := v.JobAccount("j"); !ok {
 				b.Fatal("missing")
 			}
 		}

@@ -74,6 +74,12 @@ func (l *Ledger) tenantWindow(tn *tenant, f, t int64) Account {
 }
 
 func (l *Ledger) jobWindow(j *job, f, t int64) Account {
+	if f <= j.submit {
+		// A window from before the job was submitted, as its lifetime
+		// account is: both its accounts are 0 at f, and a window from 0 is
+		// the value at t.
+		return account(max(0, j.alloc.at(t, l.lam)), max(0, l.jobFairAt(j, t)))
+	}
 	a := l.lam.window(j.alloc.at(f, l.lam), j.alloc.at(t, l.lam), f, t)
 	fr := l.lam.window(l.jobFairAt(j, f), l.jobFairAt(j, t), f, t)
 	return account(a, fr)

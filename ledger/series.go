@@ -477,8 +477,11 @@ func (s *series) set(t int64, r float64, d decay, begin int64) {
 // when t is at or after the last breakpoint.
 func (s *series) at(t int64, d decay) float64 {
 	p, ok := s.st.find(t, d)
-	if !ok {
+	switch {
+	case !ok:
 		return 0
+	case d == 0 && t != p.t: // grow without decay, written out (same bits)
+		return p.v + float64(p.r*sec(t-p.t))
 	}
 	return d.grow(p.v, p.r, t-p.t)
 }
