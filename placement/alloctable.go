@@ -7,8 +7,8 @@ import (
 
 // The allocation index is a hash table with open addressing and linear
 // probing, keyed by the 64-bit hash of the allocation id (idhash.String),
-// whose slots are copy-on-write: 64 slots to a leaf, 64 leaves to a page.
-// A clone copies the list of pages, one pointer per 4,096 slots, and an
+// whose slots are copy-on-write: 16 slots to a leaf, 64 leaves to a page.
+// A clone copies the list of pages, one pointer per 1,024 slots, and an
 // insert copies at most one page of pointers and one leaf of slots that a
 // clone still shares (a delete, those its probe run crosses: rarely more
 // than one). Unlike an ordered tree it moves no entries on insert
@@ -16,8 +16,8 @@ import (
 // delete costs O(1) expected — a hash, a few slot reads — instead of a
 // search through O(log a) nodes and a shift of a node's entries.
 const (
-	leafBits = cowChunkBits // slots per leaf: 64
-	pageBits = cowChunkBits // leaves per page: 64
+	leafBits = cowChunkBits // slots per leaf: 16
+	pageBits = cowArrayBits // leaves per page: 64
 	slotMask = 1<<leafBits - 1
 	leafMask = 1<<pageBits - 1
 
@@ -25,17 +25,24 @@ const (
 	minAllocSlots = 1 << leafBits
 )
 
-// allocLeaf holds 64 slots; an empty slot has a nil record.
+// allocLeaf holds 16 slots; an empty slot has a nil record.
 type allocLeaf = cowChunk[allocEntry]
 
-// allocPage holds 64 leaves; a nil leaf is 64 empty slots.
-type allocPage = cowChunk[*allocLeaf]
+// allocPage holds 64 leaves, in groups (see leafAt); a nil leaf is 16 empty
+// slots.
+type allocPage = cowChunk[cowGroup[*allocLeaf]]
+
+// leafAt returns the place of leaf li (0 ≤ li < 64) of page p.
+func leafAt(p *allocPage, li uint64) **allocLeaf {
+	const g = pageBits - cowChunkBits
+	return &p.v[li>>g][li&(1<<g-1)]
+}
 
 // allocTable maps allocation ids to their records. Its capacity, a power of
 // two, doubles when an insert would fill more than half the slots, so that
 // probe runs stay short; it never shrinks. The zero table is empty.
 type allocTable struct {
-	pages []*allocPage // capacity / 4096 pages, at least one once grown
+	pages []*allocPage // capacity / 1,024 pages, at least one once grown
 	mask  uint64       // capacity − 1; 0 before the first insert
 	n     int          // entries
 }
@@ -43,7 +50,7 @@ type allocTable struct {
 // Len returns the number of entries. O(1).
 func (t *allocTable) Len() int { return t.n }
 
-// clone returns a copy sharing every page and leaf. O(capacity / 4096).
+// clone returns a copy sharing every page and leaf. O(capacity / 1,024).
 func (t *allocTable) clone() allocTable {
 	return allocTable{pages: slices.Clone(t.pages), mask: t.mask, n: t.n}
 }
@@ -54,7 +61,7 @@ func (t *allocTable) leaf(i uint64) *allocLeaf {
 	if t.pages == nil {
 		return nil
 	}
-	return t.pages[i>>(leafBits+pageBits)].v[(i>>leafBits)&leafMask]
+	return *leafAt(t.pages[i>>(leafBits+pageBits)], (i>>leafBits)&leafMask)
 }
 
 // at returns slot i.
@@ -70,8 +77,8 @@ func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
 	pi := i >> (leafBits + pageBits)
 	p := t.pages[pi].mut(tok)
 	t.pages[pi] = p
-	li := (i >> leafBits) & leafMask
-	l := p.v[li]
+	at := leafAt(p, (i>>leafBits)&leafMask)
+	l := *at
 	if l == nil {
 		if e.r == nil {
 			return // already empty
@@ -79,7 +86,7 @@ func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
 		l = &allocLeaf{owner: tok}
 	}
 	l = l.mut(tok)
-	p.v[li] = l
+	*at = l
 	l.v[i&slotMask] = e
 }
 
@@ -182,18 +189,10 @@ func (t *allocTable) resize(tok *cowToken, size uint64) {
 	for i := range t.pages {
 		t.pages[i] = &allocPage{owner: tok}
 	}
-	for _, p := range old.pages {
-		for _, l := range p.v {
-			if l == nil {
-				continue
-			}
-			for _, e := range l.v {
-				if e.r != nil {
-					t.rehash(tok, e)
-				}
-			}
-		}
-	}
+	old.all(func(e allocEntry) bool {
+		t.rehash(tok, e)
+		return true
+	})
 }
 
 // rehash puts e, whose id t does not hold, in the empty slot that ends its
@@ -201,11 +200,11 @@ func (t *allocTable) resize(tok *cowToken, size uint64) {
 // so the slots are written without the checks of set.
 func (t *allocTable) rehash(tok *cowToken, e allocEntry) {
 	for i := e.h & t.mask; ; {
-		p := t.pages[i>>(leafBits+pageBits)]
-		l := p.v[(i>>leafBits)&leafMask]
+		at := leafAt(t.pages[i>>(leafBits+pageBits)], (i>>leafBits)&leafMask)
+		l := *at
 		if l == nil {
 			l = &allocLeaf{owner: tok}
-			p.v[(i>>leafBits)&leafMask] = l
+			*at = l
 		}
 		for {
 			if l.v[i&slotMask].r == nil {
@@ -254,7 +253,8 @@ func (t *allocTable) delete(tok *cowToken, h uint64, id string) (allocEntry, boo
 // all yields every entry, in slot order. O(capacity).
 func (t *allocTable) all(yield func(allocEntry) bool) {
 	for _, p := range t.pages {
-		for _, l := range p.v {
+		for li := range uint64(1 << pageBits) {
+			l := *leafAt(p, li)
 			if l == nil {
 				continue
 			}

@@ -108,8 +108,9 @@ func TestPropertyAllocTable(t *testing.T) {
 			case op < 9 && len(ts) < 4:
 				ts = append(ts, x.clone())
 			default:
-				// Past one page (2,049 entries) with spread hashes; a
-				// few hundred in one long probe run otherwise.
+				// Past one page of slots (more than 1<<(leafBits+pageBits)/2
+				// entries) with spread hashes; a few hundred in one long
+				// probe run otherwise.
 				sizes := []int{10, 100, 2100}
 				if mode != 0 {
 					sizes[2] = 300
@@ -138,15 +139,15 @@ func TestPropertyAllocTable(t *testing.T) {
 }
 
 // Probe runs across the table's seams: ids whose hashes collide just before
-// a leaf boundary (slot 63), a page boundary (slot 4,095) and the end of a
-// table of 8,192 slots (so that runs wrap around to slot 0), in a table
+// a leaf boundary (slot 1<<leafBits − 1), a page boundary (slot
+// 1<<(leafBits+pageBits) − 1) and the end of a table of 8,192 slots (so that runs wrap around to slot 0), in a table
 // that spread entries have grown past one page, on tables, their clones
 // and clones of clones, while bulk inserts grow either side again. A
 // delete shifts entries back across the seams: every table keeps exactly
 // its own entries, each reachable, against a map.
 func TestPropertyAllocTableSeams(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		homes := []uint64{62, 4094, 8190}
+		homes := []uint64{1<<leafBits - 2, 1<<(leafBits+pageBits) - 2, 8190}
 		hash := func(id string) uint64 {
 			var k int
 			if _, err := fmt.Sscanf(id, "seam-%d", &k); err != nil {

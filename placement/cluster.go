@@ -183,27 +183,40 @@ type nodeEntry struct {
 	ord int
 }
 
-// cowChunkBits sets the length of a cowArray chunk: 64 entries.
-const cowChunkBits = 6
+// cowChunkBits sets the length of a cowChunk: 16 entries. The allocation
+// table's leaves are chunks: small leaves make the first change of a slot
+// after a Clone cheap (it copies 16 slots), where a busy cluster's round
+// changes slots all over the table.
+const cowChunkBits = 4
 
-// cowChunk is a part of a cowArray, changed in place only by its owner.
+// cowChunk is a part of a cowArray or of the allocation table, changed in
+// place only by its owner.
 type cowChunk[T any] struct {
 	owner *cowToken
 	v     [1 << cowChunkBits]T
 }
+
+// cowArrayBits sets the length of a cowArray chunk: 64 entries, in 16
+// groups of 4 (a cowChunk of groups), so that a clone of a cluster of many
+// nodes copies one pointer per 64 records.
+const cowArrayBits = 6
+
+// cowGroup is a group of 1<<(cowArrayBits−cowChunkBits) entries of a
+// cowArray chunk.
+type cowGroup[T any] [1 << (cowArrayBits - cowChunkBits)]T
 
 // cowArray is an array indexed by ordinal whose chunks clones share until
 // one of them changes a chunk, which it copies first: a clone copies only
 // the list of chunks, one pointer per 64 entries, and a change copies at
 // most one chunk of 64 entries. Reading is two loads, without a search.
 type cowArray[T any] struct {
-	chunks []*cowChunk[T]
+	chunks []*cowChunk[cowGroup[T]]
 }
 
 // at returns entry i, or the zero T beyond the end. O(1).
 func (a *cowArray[T]) at(i int) T {
-	if c := i >> cowChunkBits; c < len(a.chunks) {
-		return a.chunks[c].v[i&(1<<cowChunkBits-1)]
+	if c := i >> cowArrayBits; c < len(a.chunks) {
+		return a.chunks[c].v[i>>(cowArrayBits-cowChunkBits)&(1<<cowChunkBits-1)][i&(1<<(cowArrayBits-cowChunkBits)-1)]
 	}
 	var zero T
 	return zero
@@ -212,13 +225,13 @@ func (a *cowArray[T]) at(i int) T {
 // set makes x entry i, copying its chunk first unless tok owns it, and
 // growing the array as needed. O(1) amortized, plus a chunk copy.
 func (a *cowArray[T]) set(tok *cowToken, i int, x T) {
-	c := i >> cowChunkBits
+	c := i >> cowArrayBits
 	for c >= len(a.chunks) {
-		a.chunks = append(a.chunks, &cowChunk[T]{owner: tok})
+		a.chunks = append(a.chunks, &cowChunk[cowGroup[T]]{owner: tok})
 	}
 	ch := a.chunks[c].mut(tok)
 	a.chunks[c] = ch
-	ch.v[i&(1<<cowChunkBits-1)] = x
+	ch.v[i>>(cowArrayBits-cowChunkBits)&(1<<cowChunkBits-1)][i&(1<<(cowArrayBits-cowChunkBits)-1)] = x
 }
 
 // mut returns ch if tok owns it, or else a copy that tok owns.
@@ -451,7 +464,7 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 // and bitsets (see freeIndex), the node and
 // domain records sit in copy-on-write arrays of 64-entry chunks (the clone
 // copies one pointer per chunk), the allocation table's slots in
-// copy-on-write leaves of 64 and pages of 64 leaves (the clone copies one
+// copy-on-write leaves of 16 and pages of 16 leaves (the clone copies one
 // pointer per page), and records are copied lazily, the first
 // time either cluster changes them — so later mutations of either cluster
 // pay a little more until they have copied what they touch.

@@ -102,7 +102,7 @@
 // many times in between pays once, and only for the spans asked for (a
 // Clone brings all of them up to date, once). Allocations are found by id
 // in a hash table, O(1) expected per lookup, insert or delete. Clone is
-// O(levels + (nodes + domains)/64 + allocation slots/4096), counting every
+// O(levels + (nodes + domains)/64 + allocation slots/256), counting every
 // node and domain ever added; the first changes after a Clone also copy
 // the B-tree nodes on their paths, the 64-entry chunks of records and the
 // leaves and pages of the allocation table they touch (tens of kilobytes),

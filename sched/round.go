@@ -60,23 +60,20 @@ const (
 	renewed
 )
 
-// cand is the round's state of candidate i (r.in[i]), with copies of the
-// fields a grant reads (the job id, its hash, the demand, whether it runs),
-// so that deciding a candidate reads this one entry (48 bytes) and not the
-// caller's Candidate (112 bytes) and its id's bytes, each a cache miss in a
-// round of 100,000 candidates, where the picks land anywhere in the input.
-// Its reward lives in its heap entry (candEntry), and the candidate that
-// preempted it, if any, in round.by.
+// cand is the round's state of candidate i (r.in[i]), with the hash of
+// its job id (which placement.Cluster.AssignHashed takes, so that a grant
+// does not read the id's bytes again): 24 bytes, without a pointer, so
+// that the garbage collector never scans the round's largest array and a
+// round of 100,000 candidates keeps it in 2.4 MB. Its reward lives in its
+// heap entry (candEntry), and the candidate that preempted it, if any, in
+// round.by.
 type cand struct {
-	job     ledger.JobID
-	h       uint64 // idhash.String(string(job)), which is placement.IDHash
-	demand  ledger.GPUs
-	reason  int32 // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
-	tenant  int32
-	running bool
-	status  status
-	moved   bool // a running candidate whose GPUs were granted to another
-	freed   bool // a running candidate released from the placer
+	h      uint64 // idhash.String(string(r.in[i].Job)), which is placement.IDHash
+	reason int32  // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
+	tenant int32
+	status status
+	moved  bool // a running candidate whose GPUs were granted to another
+	freed  bool // a running candidate released from the placer
 }
 
 type tenantRec struct {
@@ -260,7 +257,6 @@ func (r *round) keep() {
 	r.tt.tenants, r.tt.order = nil, nil
 	r.p, r.a, r.clone, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil
 	r.in = nil
-	clear(r.cands) // their job ids
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
 }
@@ -405,7 +401,7 @@ func (r *round) init(in Input, opts Options) error {
 		}
 		lastTenant, lastID = ti, c.Tenant
 		counts[ti]++
-		r.cands[i] = cand{job: c.Job, h: h, demand: c.Demand, tenant: ti, running: c.Running}
+		r.cands[i] = cand{h: h, tenant: ti}
 		if !c.Running {
 			pending++
 			pendingGPUs += float64(c.Demand)
@@ -698,7 +694,7 @@ func (r *round) allocErr(ci int32, err error) error {
 // allocate gives a new placement to candidate ci, on the Placer and in the
 // optimistic view if there is one.
 func (r *round) allocate(ci int32, p placement.Placement) error {
-	id := string(r.cands[ci].job)
+	id := string(r.in[ci].Job)
 	if err := r.p.Allocate(id, p); err != nil {
 		return r.allocErr(ci, err)
 	}
@@ -710,7 +706,7 @@ func (r *round) allocate(ci int32, p placement.Placement) error {
 func (r *round) allocated(ci int32, p placement.Placement) error {
 	r.cands[ci].status = granted
 	if r.a != nil {
-		if err := r.a.Allocate(string(r.cands[ci].job), p); err != nil {
+		if err := r.a.Allocate(string(r.in[ci].Job), p); err != nil {
 			return r.placerErr(ci, "allocate in the optimistic view", err)
 		}
 	}
@@ -722,7 +718,7 @@ func (r *round) allocated(ci int32, p placement.Placement) error {
 // returns the placer's error if the job does not fit (nofit), or the
 // round's error if something else failed (err).
 func (r *round) placeNow(ci int32, d int) (q placement.Placement, nofit, err error) {
-	id := string(r.cands[ci].job)
+	id := string(r.in[ci].Job)
 	if r.cl == nil {
 		q, err = r.p.Place(d)
 	} else {
@@ -802,10 +798,10 @@ func (r *round) remember(d ledger.GPUs, ri int32) {
 // or records why it does not fit and returns false.
 func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 	ci := e.ci
+	c := &r.in[ci]
 	cd := &r.cands[ci]
-	id := string(cd.job)
-	if cd.running && !cd.moved {
-		c := &r.in[ci]
+	id := string(c.Job)
+	if c.Running && !cd.moved {
 		cd.status = renewed
 		r.expHeld -= int(c.Demand)
 		if r.a != nil {
@@ -817,11 +813,11 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 		r.grant(e, ti, stage, Renewed, c.Placement, nil)
 		return true, nil
 	}
-	if ri := r.failed(cd.demand); ri > 0 {
+	if ri := r.failed(c.Demand); ri > 0 {
 		r.fail(e, ti, stage, ri)
 		return false, nil
 	}
-	d := int(cd.demand)
+	d := int(c.Demand)
 	var rs Reason
 	// Free GPUs first. When fewer are free than needed and expiring jobs are
 	// undecided, go straight to the optimistic view.
@@ -878,7 +874,7 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 		rs = noFit(d, err)
 	}
 	ri := r.addReason(rs)
-	r.remember(cd.demand, ri)
+	r.remember(c.Demand, ri)
 	r.fail(e, ti, stage, ri)
 	return false, nil
 }
@@ -1036,16 +1032,16 @@ func (r *round) addReason(rs Reason) int32 {
 
 func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
 	ci := e.ci
-	c := &r.cands[ci]
+	c := &r.in[ci]
 	t := &r.tenants[ti]
 	var before TenantState
 	if r.opts.Trace != nil {
 		before = t.st
 	}
 	rhoBefore := t.st.Account.Rho
-	t.st.Account = withAlloc(t.st.Account, preCredit(c.demand, r.lease))
+	t.st.Account = withAlloc(t.st.Account, preCredit(c.Demand, r.lease))
 	t.st.Grants++
-	t.st.GPUs += c.demand
+	t.st.GPUs += c.Demand
 	if len(r.res.Grants) == cap(r.res.Grants) {
 		r.growGrants()
 	}
@@ -1055,14 +1051,14 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 	n := len(r.res.Grants)
 	r.res.Grants = r.res.Grants[:n+1]
 	g := &r.res.Grants[n]
-	g.Job, g.Tenant, g.Demand, g.Kind, g.Stage = c.job, t.st.ID, c.demand, kind, stage
+	g.Job, g.Tenant, g.Demand, g.Kind, g.Stage = c.Job, c.Tenant, c.Demand, kind, stage
 	g.Placement, g.Preempts = p, preempts
 	g.Reward = r.score(e)
 	g.TenantRhoBefore, g.TenantRhoAfter = rhoBefore, t.st.Account.Rho
-	r.grantedGPUs += int(c.demand)
+	r.grantedGPUs += int(c.Demand)
 	r.steps++
 	if r.opts.Trace != nil {
-		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: r.in[ci], Reward: g.Reward, Granted: true, Grant: *g})
+		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: *c, Reward: g.Reward, Granted: true, Grant: *g})
 	}
 }
 

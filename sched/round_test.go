@@ -576,8 +576,8 @@ func TestJobAccountsAreReadWhenTheTenantIsReached(t *testing.T) {
 // memory a large round's largest arrays take: a change of layout must
 // update them.
 func TestCandSize(t *testing.T) {
-	if got := unsafe.Sizeof(cand{}); got != 48 {
-		t.Fatalf("cand is %d bytes, its doc says 48", got)
+	if got := unsafe.Sizeof(cand{}); got != 24 {
+		t.Fatalf("cand is %d bytes, its doc says 24", got)
 	}
 	if got := unsafe.Sizeof(candEntry{}); got != 24 {
 		t.Fatalf("candEntry is %d bytes, its doc says 24", got)
