@@ -362,7 +362,7 @@ func (l *Ledger) refreshCluster(t int64) {
 	l.used.set(t, a, l.lam, tb)
 	// Idle GPUs, max(0, M − allocated), are not a series of their own but
 	// M − allocated + over: over changes only while allocation exceeds
-	// capacity, so a start or stop writes two cluster series, not three.
+	// capacity, so most events leave it alone.
 	l.over.set(t, max(0, a-m), l.lam, tb)
 }
 
