@@ -163,6 +163,7 @@ type engine struct {
 	lastSub time.Duration
 
 	now         time.Duration
+	nowAt       time.Time // e.nowAt, kept by advance: renewals, states and ledger events all ask for it
 	lastTick    time.Duration
 	ticked      bool
 	tickAt      time.Duration
@@ -264,6 +265,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 			e.start = time.Unix(0, 0).UTC()
 		}
 	}
+	e.nowAt = e.start
 	if e.hasNext && e.next.Submit.Before(e.start) {
 		return nil, configErr("Start %v is after the first submission %v (job %s)", e.start, e.next.Submit, e.next.ID)
 	}
@@ -399,12 +401,12 @@ func (e *engine) stalled() error {
 		ids = append(ids[:5], "...")
 	}
 	return fmt.Errorf("%w: policy %s at %v: %d jobs never finish (%s)",
-		ErrStalled, e.pol.Name(), e.at(e.now), len(e.jobs), strings.Join(ids, ", "))
+		ErrStalled, e.pol.Name(), e.nowAt, len(e.jobs), strings.Join(ids, ", "))
 }
 
 // advance moves the clock to t, closing tenant intervals that end by t.
 func (e *engine) advance(t time.Duration) error {
-	e.now = t
+	e.now, e.nowAt = t, e.at(t)
 	for i, b := range e.boundaries {
 		for b <= t {
 			if err := e.closeInterval(e.cfg.Intervals[i], b); err != nil {
@@ -628,9 +630,9 @@ func (e *engine) handle(ev event) error {
 func (e *engine) setHeld(delta int) error {
 	e.held += delta
 	if e.held < 0 || e.held > e.capacity {
-		return fmt.Errorf("%w: %d GPUs held of %d at %v", ErrInvariant, e.held, e.capacity, e.at(e.now))
+		return fmt.Errorf("%w: %d GPUs held of %d at %v", ErrInvariant, e.held, e.capacity, e.nowAt)
 	}
-	at := e.at(e.now)
+	at := e.nowAt
 	u := e.res.Run.Util
 	if n := len(u); n > 0 && u[n-1].At.Equal(at) {
 		u[n-1].Used = e.held
@@ -660,7 +662,7 @@ func roomFor[T any](s []T, n int) []T {
 
 // stopHolding ends the job's GPU holding now (checkpoint written, or finish).
 func (e *engine) stopHolding(j *job) error {
-	if err := e.ledgerDo("stop", j, e.now, func(l *ledger.Ledger) error { return l.Stop(e.at(e.now), j.id) }); err != nil {
+	if err := e.ledgerDo("stop", j, e.now, func(l *ledger.Ledger) error { return l.Stop(e.nowAt, j.id) }); err != nil {
 		return err
 	}
 	j.holding = false
@@ -670,9 +672,9 @@ func (e *engine) stopHolding(j *job) error {
 // begin makes a granted job hold its GPUs from now: a resume pays a cold start.
 func (e *engine) begin(j *job) error {
 	if j.holding {
-		return fmt.Errorf("%w: job %s starts while still holding GPUs at %v", ErrInvariant, j.st.Job.ID, e.at(e.now))
+		return fmt.Errorf("%w: job %s starts while still holding GPUs at %v", ErrInvariant, j.st.Job.ID, e.nowAt)
 	}
-	if err := e.ledgerDo("start", j, e.now, func(l *ledger.Ledger) error { return l.Start(e.at(e.now), j.id) }); err != nil {
+	if err := e.ledgerDo("start", j, e.now, func(l *ledger.Ledger) error { return l.Start(e.nowAt, j.id) }); err != nil {
 		return err
 	}
 	j.holding = true
@@ -680,7 +682,7 @@ func (e *engine) begin(j *job) error {
 		return err
 	}
 	j.phase = phRunning
-	at := e.at(e.now)
+	at := e.nowAt
 	if j.st.Ran {
 		cold, err := j.prog.Restore(at, e.ov)
 		if err != nil {
@@ -712,7 +714,7 @@ func (e *engine) completesAt(j *job, at time.Time) time.Duration {
 // modelErr reports a transition the job's progress model refused: the
 // engine asked for an impossible one.
 func (e *engine) modelErr(j *job, err error) error {
-	return fmt.Errorf("%w: progress of job %s at %v: %w", ErrInvariant, j.st.Job.ID, e.at(e.now), err)
+	return fmt.Errorf("%w: progress of job %s at %v: %w", ErrInvariant, j.st.Job.ID, e.nowAt, err)
 }
 
 // leaveCluster frees a running job's GPUs in the cluster and takes it out
@@ -827,12 +829,12 @@ func (e *engine) finish() error {
 		}
 	}
 	e.res.Run.Tenants = ts
-	e.res.Run.End = e.at(e.now)
+	e.res.Run.End = e.nowAt
 	if e.now > 0 {
 		m := e.books[len(e.books)-1]
 		e.res.Run.TenantTotals = make(map[string]ledger.Account, len(e.tenants))
 		for _, t := range e.tenants {
-			a, err := m.TenantAccount(ledger.TenantID(t), e.start, e.at(e.now))
+			a, err := m.TenantAccount(ledger.TenantID(t), e.start, e.nowAt)
 			if err != nil {
 				return fmt.Errorf("simulate: tenant %s account: %w", t, err)
 			}
@@ -845,9 +847,9 @@ func (e *engine) finish() error {
 	e.res.Run.Policy = e.pol.Name()
 	e.res.Run.Quotas = maps.Clone(e.quotas)
 	e.res.Stats.Jobs = e.done
-	e.res.Stats.End = e.at(e.now)
+	e.res.Stats.End = e.nowAt
 	if e.cfg.Progress != nil {
-		e.cfg.Progress(e.done, e.at(e.now))
+		e.cfg.Progress(e.done, e.nowAt)
 	}
 	return nil
 }
@@ -856,11 +858,11 @@ func (e *engine) finish() error {
 func (e *engine) check() error {
 	for _, l := range e.books {
 		if err := l.Check(); err != nil {
-			return fmt.Errorf("%w: ledger at %v: %w", ErrInvariant, e.at(e.now), err)
+			return fmt.Errorf("%w: ledger at %v: %w", ErrInvariant, e.nowAt, err)
 		}
 	}
 	if err := e.cluster.Check(); err != nil {
-		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.at(e.now), err)
+		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.nowAt, err)
 	}
 	if !e.running.loose && !slices.IsSortedFunc(e.running.states, compareJobs) {
 		return fmt.Errorf("%w: the running set is out of order", ErrInvariant)

@@ -55,7 +55,7 @@ func (e *engine) tick(t time.Duration) error {
 // (unless the policy is ProgressBlind), the jobs whose lease ended, and the
 // ledger view at now.
 func (e *engine) fillState() *State {
-	at := e.at(e.now)
+	at := e.nowAt
 	if !e.blind {
 		for _, s := range e.running.states {
 			s.eng.progressed(at)
@@ -85,7 +85,7 @@ func (e *engine) fillState() *State {
 // collectExpired turns the lease-end events since the last tick into the
 // sorted list of running jobs whose lease has ended.
 func (e *engine) collectExpired() {
-	nowT := e.at(e.now)
+	nowT := e.nowAt
 	keep := e.expired[:0]
 	for _, j := range e.expired {
 		if j.phase == phRunning && !j.st.LeaseEnd.IsZero() && !j.st.LeaseEnd.After(nowT) && !j.listed {
@@ -113,7 +113,7 @@ func (e *engine) clearExpired() {
 }
 
 func (e *engine) badDecision(job, format string, args ...any) error {
-	return fmt.Errorf("%w: policy %s at %v, job %s: %s", ErrBadDecision, e.pol.Name(), e.at(e.now), job, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: policy %s at %v, job %s: %s", ErrBadDecision, e.pol.Name(), e.nowAt, job, fmt.Sprintf(format, args...))
 }
 
 // apply carries out a decision: preemptions (checkpoint, then release), lapsed
@@ -128,7 +128,7 @@ func (e *engine) apply(d Decision) error {
 	if d.plan != nil {
 		if !d.plan.matches(d) {
 			if err := d.plan.undo(); err != nil {
-				return fmt.Errorf("%w: policy %s at %v: %w", ErrInvariant, e.pol.Name(), e.at(e.now), err)
+				return fmt.Errorf("%w: policy %s at %v: %w", ErrInvariant, e.pol.Name(), e.nowAt, err)
 			}
 			d.plan = nil
 		}
@@ -232,12 +232,12 @@ func (e *engine) apply(d Decision) error {
 // O(e) renewals for e expiring jobs.
 func (e *engine) applyRenewals(d Decision) error {
 	if len(d.Preempt) > 0 || len(d.Grants) != len(e.expired) {
-		return fmt.Errorf("%w: policy %s at %v: a renewal of every expiring job lists %d grants and %d preemptions for %d expiring jobs", ErrInvariant, e.pol.Name(), e.at(e.now), len(d.Grants), len(d.Preempt), len(e.expired))
+		return fmt.Errorf("%w: policy %s at %v: a renewal of every expiring job lists %d grants and %d preemptions for %d expiring jobs", ErrInvariant, e.pol.Name(), e.nowAt, len(d.Grants), len(d.Preempt), len(e.expired))
 	}
 	for i, j := range e.expired {
 		g := d.Grants[i]
 		if !g.Renew || g.Lease < 0 || g.Job != j.st.Job.ID || j.st.Status != Running {
-			return fmt.Errorf("%w: policy %s at %v: grant %d of a renewal of every expiring job is not job %s's renewal", ErrInvariant, e.pol.Name(), e.at(e.now), i, j.st.Job.ID)
+			return fmt.Errorf("%w: policy %s at %v: grant %d of a renewal of every expiring job is not job %s's renewal", ErrInvariant, e.pol.Name(), e.nowAt, i, j.st.Job.ID)
 		}
 		if err := e.renew(j, g); err != nil {
 			return err
@@ -255,7 +255,7 @@ func (e *engine) preempt(j *job) error {
 		return err
 	}
 	wasRunning := j.phase == phRunning
-	at := e.at(now)
+	at := e.nowAt
 	var r lease.ReleaseReport
 	if wasRunning {
 		// The release deadline is the end of the checkpoint: the flush
@@ -326,7 +326,7 @@ func (e *engine) renew(j *job, g Grant) error {
 	if j.phase == phStarting {
 		return nil
 	}
-	at := e.at(now)
+	at := e.nowAt
 	pause, err := j.prog.Renew(at, e.ov)
 	if err != nil {
 		return e.modelErr(j, err)
