@@ -461,8 +461,8 @@ func (s *series) set(t int64, r float64, d decay, begin int64) {
 		s.st.setHeadRate(r)
 		return
 	}
-	// t > h.t here; without decay, grow's sum written out, as it inlines
-	// no more (the same expression, so the same bits)
+	// t > h.t here. Without decay, grow's sum is written out, since grow
+	// is too large to inline: the same expression, so the same bits.
 	p := point{t: t, v: h.v + float64(h.r*sec(t-h.t)), r: r}
 	if d != 0 {
 		p.v = d.grow(h.v, h.r, t-h.t)
@@ -480,7 +480,7 @@ func (s *series) at(t int64, d decay) float64 {
 	switch {
 	case !ok:
 		return 0
-	case d == 0 && t != p.t: // grow without decay, written out (same bits)
+	case d == 0 && t != p.t: // grow without decay, written out as in set
 		return p.v + float64(p.r*sec(t-p.t))
 	}
 	return d.grow(p.v, p.r, t-p.t)
