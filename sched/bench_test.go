@@ -273,3 +273,118 @@ func BenchmarkReserverRound(b *testing.B) {
 		})
 	}
 }
+
+// simPlacer is a cluster seen the way a discrete-event simulator hands it
+// to a round every tick: Place, Allocate, Release, Free and PlaceWithout,
+// but no Clone and no Allocation, so that the round takes its optimistic
+// look by PlaceWithout and checks no running candidate against the
+// cluster.
+type simPlacer struct{ c *placement.Cluster }
+
+func (p simPlacer) Place(d int) (placement.Placement, error)        { return p.c.Place(d) }
+func (p simPlacer) Fits(d int) bool                                 { return p.c.Fits(d) }
+func (p simPlacer) Allocate(id string, q placement.Placement) error { return p.c.Allocate(id, q) }
+func (p simPlacer) Release(id string) (placement.Placement, error)  { return p.c.Release(id) }
+func (p simPlacer) Free() int                                       { return p.c.Free() }
+func (p simPlacer) PlaceWithout(d int, ids []string) (placement.Placement, error) {
+	return p.c.PlaceWithout(d, ids)
+}
+
+// smallRound builds the round of one tick of a simulated 140-node cluster:
+// 140 nodes × 8 GPUs all busy but 24, 30 tenants, and 12 candidates of 8
+// tenants, 4 of them running jobs whose leases expire now (with their
+// placements) and 8 pending, of demands 1 to 8 GPUs.
+func smallRound(b testing.TB) (*placement.Cluster, Input) {
+	const (
+		nodes   = 140
+		tenants = 30
+	)
+	rng := rand.New(rand.NewPCG(3, 4))
+	ns := make([]placement.Node, nodes)
+	for i := range ns {
+		ns[i] = placement.Node{ID: fmt.Sprintf("node-%03d", i), GPUs: 8}
+	}
+	cl, err := placement.NewCluster(ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	acc := newAccounts()
+	for k := range tenants {
+		fair := ledger.GPUSeconds(1e6 * (1 + rng.Float64()))
+		acc.tenant(ledger.TenantID(fmt.Sprintf("tenant-%02d", k)), ledger.GPUSeconds(rng.Float64())*2*fair, fair, 80)
+	}
+	demands := []int{1, 1, 1, 1, 2, 2, 4, 8}
+	t := func(j int) ledger.TenantID { return ledger.TenantID(fmt.Sprintf("tenant-%02d", (j*7)%8)) }
+	var cands []Candidate
+	target := cl.Capacity() - 24
+	for j := 0; cl.Capacity()-cl.Free() < target; j++ {
+		id := ledger.JobID(fmt.Sprintf("run-%05d", j))
+		d := demands[rng.IntN(len(demands))]
+		q, err := cl.Place(d)
+		if err != nil {
+			continue
+		}
+		if err := cl.Allocate(string(id), q); err != nil {
+			b.Fatal(err)
+		}
+		if j%100 == 7 && len(cands) < 4 {
+			acc.job(id, ledger.Rho(rng.Float64()*2))
+			cands = append(cands, Candidate{Job: id, Tenant: t(j), Demand: ledger.GPUs(d), Submit: t0.Add(-time.Duration(rng.IntN(1e6)) * time.Second), Running: true, Placement: q, Leases: 1 + rng.IntN(20)})
+		}
+	}
+	for j := 0; len(cands) < 12; j++ {
+		id := ledger.JobID(fmt.Sprintf("job-%05d", j))
+		acc.job(id, ledger.Rho(rng.Float64()))
+		cands = append(cands, Candidate{Job: id, Tenant: t(j), Demand: ledger.GPUs(demands[rng.IntN(len(demands))] * (1 + 3*(j%2))), Submit: t0.Add(-time.Duration(rng.IntN(1e6)) * time.Second), Leases: rng.IntN(2)})
+	}
+	return cl, Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: simPlacer{cl}}
+}
+
+// BenchmarkRoundSmall measures the fixed cost of a small round, the round a
+// discrete-event simulator runs at every tick: 12 candidates (4 of them
+// expiring running jobs) of 8 tenants out of 30, on 140 nodes × 8 GPUs all busy
+// but 24, through a Placer without Clone (simPlacer), by a Rounder reused
+// from round to round, rewarding new jobs first. Each iteration runs the
+// round and then undoes it on the cluster (grants released, preempted and
+// released jobs allocated again), so that every round starts from the same
+// state; the undo, O(grants + releases) placer calls, is included. A
+// round's cost is O(candidates × (log candidates + log tenants + π)) for
+// placer operations of cost π, plus what does not depend on the
+// candidates, which this benchmark exposes.
+func BenchmarkRoundSmall(b *testing.B) {
+	cl, in := smallRound(b)
+	var x Rounder
+	opts := Options{Reward: NewJobFirst}
+	b.ReportAllocs()
+	var grants, waiting, released int
+	for b.Loop() {
+		res, err := x.Round(in, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		grants, waiting, released = len(res.Grants), len(res.Waiting), len(res.Released)
+		if err := undoSmall(cl, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(grants), "grants")
+	b.ReportMetric(float64(waiting), "waiting")
+	b.ReportMetric(float64(released), "released")
+}
+
+// undoSmall restores cl as it was before the round that returned res.
+func undoSmall(cl *placement.Cluster, res Result) error {
+	for _, g := range res.Grants {
+		if g.Kind == New {
+			if _, err := cl.Release(string(g.Job)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range res.Released {
+		if err := cl.Allocate(string(r.Job), r.Placement); err != nil {
+			return err
+		}
+	}
+	return nil
+}
