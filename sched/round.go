@@ -65,15 +65,17 @@ const (
 // does not read the id's bytes again): 24 bytes, without a pointer, so
 // that the garbage collector never scans the round's largest array and a
 // round of 100,000 candidates keeps it in 2.4 MB. Its reward lives in its
-// heap entry (candEntry), and the candidate that preempted it, if any, in
-// round.by.
+// heap entry (candEntry). The candidate that preempted it, if any, is by,
+// in the padding the other fields leave, so that a round keeps no table
+// of preemptions to clear.
 type cand struct {
 	h      uint64 // idhash.String(string(r.in[i].Job)), which is placement.IDHash
 	reason int32  // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
 	tenant int32
 	status status
-	moved  bool // a running candidate whose GPUs were granted to another
-	freed  bool // a running candidate released from the placer
+	moved  bool  // a running candidate whose GPUs were granted to another
+	freed  bool  // a running candidate released from the placer
+	by     int32 // the candidate granted its GPUs, if moved
 }
 
 type tenantRec struct {
@@ -104,8 +106,7 @@ type round struct {
 	// missing component.
 	rest    []Score
 	hasRest bool
-	running []int32         // indices of running candidates, in input order
-	by      map[int32]int32 // preempted (moved) candidate → the candidate granted its GPUs
+	running []int32 // indices of running candidates, in input order
 	tenants []tenantRec
 	reasons []Reason
 
@@ -115,9 +116,10 @@ type round struct {
 	tt       tenantTree // Phase 1's queue
 
 	p       placement.Placer
-	a       placement.Placer // optimistic view; nil until first needed or without a clone
-	clone   func() placement.Placer
-	free    func() int
+	a       placement.Placer   // optimistic view; nil until first needed or without a clone
+	cloner  Cloner             // the Placer's ClonePlacer, if any
+	ccl     clusterCloner      // else its Clone, if any
+	free    freeCounter        // the Placer's Free, if any (a method value would cost an allocation a round)
 	cl      *placement.Cluster // the Placer, if it is a Cluster itself
 	without withoutPlacer      // the Placer's PlaceWithout, if any
 	looks   []string           // the ids released for an optimistic look
@@ -146,6 +148,8 @@ type round struct {
 	waiting     []Wait
 	released    []Release
 	tenantRes   []TenantResult
+	preempts    []ledger.JobID // the grants' Preempts
+	victimBuf   []int32        // victims' answer, valid until its next call
 }
 
 // Rounder runs rounds like [Round] but keeps its working memory from one
@@ -255,7 +259,7 @@ func (r *round) keep() {
 	r.accounts, r.reward, r.opts = nil, nil, Options{}
 	r.candLT = candOrder{}
 	r.tt.tenants, r.tt.order = nil, nil
-	r.p, r.a, r.clone, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil
+	r.p, r.a, r.cloner, r.ccl, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil, nil
 	r.in = nil
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
@@ -284,15 +288,16 @@ func (r *round) init(in Input, opts Options) error {
 		}
 	}
 	r.opts, r.lease, r.p = opts, in.Lease.Seconds(), in.Placer
-	r.a, r.clone, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, 0, false, 0
+	r.a, r.cloner, r.ccl, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, nil, 0, false, 0
 	r.hasRest = false
 	r.grantedGPUs = 0
-	clear(r.by)
 	r.running = r.running[:0]
 	clear(r.tenants)
 	r.tenants = r.tenants[:0]
 	clear(r.reasons)
 	r.reasons = r.reasons[:0]
+	clear(r.preempts)
+	r.preempts = r.preempts[:0]
 	if r.ownersBuilt {
 		clear(r.owners)
 		r.ownersBuilt = false
@@ -304,13 +309,11 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	switch p := in.Placer.(type) {
 	case Cloner:
-		r.clone = p.ClonePlacer
+		r.cloner = p
 	case clusterCloner: // *placement.Cluster, or a type embedding it
-		r.clone = func() placement.Placer { return p.Clone() }
+		r.ccl = p
 	}
-	if f, ok := in.Placer.(freeCounter); ok {
-		r.free = f.Free
-	}
+	r.free, _ = in.Placer.(freeCounter)
 	r.without, _ = in.Placer.(withoutPlacer)
 	// Place and Allocate in one step, checking nothing twice; only on a
 	// Cluster itself, since a type embedding one may override Allocate.
@@ -414,7 +417,7 @@ func (r *round) init(in Input, opts Options) error {
 	if ar, ok := in.Placer.(allocReserver); ok && r.free != nil && pending > 0 {
 		// The new grants the free GPUs (and those of the expiring jobs)
 		// make at the pending jobs' average demand, or all of them.
-		room := float64(r.free() + r.expHeld)
+		room := float64(r.free.Free() + r.expHeld)
 		ar.ReserveAllocations(int(float64(pending) * min(1, room/pendingGPUs)))
 	}
 
@@ -439,7 +442,7 @@ func (r *round) init(in Input, opts Options) error {
 	r.candLT = candOrder{cands: r.cands, in: r.in, tie: tie}
 	// Every grant takes at least one GPU: at most free + expiring grants.
 	if r.free != nil {
-		if g := min(n, r.free()+r.expHeld, 1024); g > cap(r.grants) {
+		if g := min(n, r.free.Free()+r.expHeld, 1024); g > cap(r.grants) {
 			r.grants = make([]Grant, 0, g)
 		}
 	}
@@ -651,7 +654,7 @@ func (r *round) stage(s Stage) error {
 // isFull reports that no GPU is free even in the optimistic view; then no
 // candidate can be granted (every undecided expiring job would count).
 func (r *round) isFull() bool {
-	return r.free != nil && r.free()+r.expHeld == 0
+	return r.free != nil && r.free.Free()+r.expHeld == 0
 }
 
 // popCand removes and returns the heap entry of tenant ti's best undecided
@@ -821,7 +824,7 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 	var rs Reason
 	// Free GPUs first. When fewer are free than needed and expiring jobs are
 	// undecided, go straight to the optimistic view.
-	if r.expHeld == 0 || r.free == nil || r.free() >= d {
+	if r.expHeld == 0 || r.free == nil || r.free.Free() >= d {
 		q, nofit, err := r.placeNow(ci, d)
 		if err != nil {
 			return false, err
@@ -843,18 +846,21 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 					return false, r.placerErr(v, "release preempted job", err)
 				}
 				r.cands[v].moved = true
-				if r.by == nil {
-					r.by = make(map[int32]int32)
-				}
-				r.by[v] = ci
+				r.cands[v].by = ci
 				r.expHeld -= int(vc.Demand)
 			}
 			if err := r.allocate(ci, q); err != nil {
 				return false, err
 			}
 			var ids []ledger.JobID
-			for _, v := range victims {
-				ids = append(ids, r.in[v].Job)
+			if len(victims) > 0 {
+				// Carved from one array a round (kept by a Rounder), its
+				// capacity cut so that the next grant's ids go elsewhere.
+				k := len(r.preempts)
+				for _, v := range victims {
+					r.preempts = append(r.preempts, r.in[v].Job)
+				}
+				ids = r.preempts[k:len(r.preempts):len(r.preempts)]
 			}
 			r.changed()
 			r.grant(e, ti, stage, New, q, ids)
@@ -923,8 +929,13 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 			}
 		}
 	}
-	if r.a == nil && r.clone != nil {
-		a := r.clone()
+	if r.a == nil && (r.cloner != nil || r.ccl != nil) {
+		var a placement.Placer
+		if r.cloner != nil {
+			a = r.cloner.ClonePlacer()
+		} else {
+			a = r.ccl.Clone()
+		}
 		for _, e := range r.running {
 			if r.undecidedHolder(e) {
 				if _, err := a.Release(string(r.in[e].Job)); err != nil {
@@ -1012,7 +1023,7 @@ func (r *round) undecidedHolder(e int32) bool {
 // victims returns the undecided expiring jobs holding GPUs of q, ordered by
 // job id.
 func (r *round) victims(q placement.Placement) []int32 {
-	var vs []int32
+	vs := r.victimBuf[:0]
 	for _, s := range q.Slots {
 		for _, g := range s.GPUs {
 			e, ok := r.owners[gpuKey{s.Node, g}]
@@ -1022,6 +1033,7 @@ func (r *round) victims(q placement.Placement) []int32 {
 		}
 	}
 	slices.SortFunc(vs, func(a, b int32) int { return cmp.Compare(r.in[a].Job, r.in[b].Job) })
+	r.victimBuf = vs
 	return vs
 }
 
@@ -1075,7 +1087,7 @@ func (r *round) growGrants() {
 	n := len(r.res.Grants)
 	c := 2*n + 64
 	if r.free != nil && r.grantedGPUs > 0 {
-		left := r.free() + r.expHeld
+		left := r.free.Free() + r.expHeld
 		est := n + int(int64(left)*int64(n)/int64(r.grantedGPUs))
 		c = max(c, est+est/8+64)
 	}
@@ -1131,7 +1143,7 @@ func (r *round) finish() error {
 		c := &r.in[i]
 		var by ledger.JobID
 		if cd.moved {
-			by = r.in[r.by[int32(i)]].Job
+			by = r.in[cd.by].Job
 		}
 		if c.Running && cd.moved {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, By: by,
