@@ -143,8 +143,13 @@ func (c *Cluster) Check() error {
 				err = fmt.Errorf("placement: check: allocation %q slots not ordered by node", e.r.id)
 				return false
 			}
-			if !c.nodes.Has(nodeEntry{id: s.Node}) {
+			ne, ok := c.nodes.Get(nodeEntry{id: s.Node})
+			if !ok {
 				err = fmt.Errorf("placement: check: allocation %q on unknown node %q", e.r.id, s.Node)
+				return false
+			}
+			if len(e.r.p.Slots) == 1 && e.r.ord >= 0 && int(e.r.ord) != ne.ord {
+				err = fmt.Errorf("placement: check: allocation %q records node ordinal %d, node %q has %d", e.r.id, e.r.ord, s.Node, ne.ord)
 				return false
 			}
 			if len(s.GPUs) == 0 || !slices.IsSorted(s.GPUs) {

@@ -329,10 +329,15 @@ type allocRec struct {
 	owner *cowToken
 	id    string
 	p     Placement
+	// ord is the ordinal of the node of a one-slot placement, or -1, so
+	// that releasing or looking past the allocation finds its node without
+	// a lookup by name. It stays valid as long as the record: a node that
+	// holds GPUs is never removed, so its ordinal is never reused.
+	ord int32
 }
 
 // slotRec is the record of a one-node allocation stored by Allocate: the
-// record, the slot p.Slots names and, up to 4 GPUs, the GPU indices (120
+// record, the slot p.Slots names and, up to 4 GPUs, the GPU indices (128
 // bytes).
 type slotRec struct {
 	allocRec
@@ -342,7 +347,7 @@ type slotRec struct {
 
 // assignRec is the record of a one-node allocation made by Assign: slots[1]
 // backs p.Slots and slots[0] is the copy Assign returns; gpus holds the GPU
-// indices of both up to 4 GPUs (192 bytes).
+// indices of both up to 4 GPUs (200 bytes).
 type assignRec struct {
 	allocRec
 	slots [2]Slot
@@ -350,11 +355,12 @@ type assignRec struct {
 }
 
 // newAllocRec returns the record of allocation id holding a copy of p
-// that shares nothing with p.
-func newAllocRec(id string, p Placement) *allocRec {
+// that shares nothing with p; ord is the ordinal of the node of p's slot
+// if p has one slot (ignored otherwise).
+func newAllocRec(id string, p Placement, ord int) *allocRec {
 	if len(p.Slots) == 1 {
 		s := p.Slots[0]
-		r := &slotRec{allocRec: allocRec{id: id}}
+		r := &slotRec{allocRec: allocRec{id: id, ord: int32(ord)}}
 		gpus := r.gpus[:0]
 		if len(s.GPUs) > len(r.gpus) {
 			gpus = nil
@@ -363,7 +369,7 @@ func newAllocRec(id string, p Placement) *allocRec {
 		r.p = Placement{Slots: r.slot[:]}
 		return &r.allocRec
 	}
-	return &allocRec{id: id, p: p.clone()}
+	return &allocRec{id: id, p: p.clone(), ord: -1}
 }
 
 // ReserveAllocations makes room for n allocations beyond those the cluster

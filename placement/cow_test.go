@@ -279,8 +279,8 @@ func TestRecordSizes(t *testing.T) {
 		got, want uintptr
 	}{
 		{"allocEntry", unsafe.Sizeof(allocEntry{}), 16},
-		{"slotRec", unsafe.Sizeof(slotRec{}), 120},
-		{"assignRec", unsafe.Sizeof(assignRec{}), 192},
+		{"slotRec", unsafe.Sizeof(slotRec{}), 128},
+		{"assignRec", unsafe.Sizeof(assignRec{}), 200},
 		{"nodeState", unsafe.Sizeof(nodeState{}), 160},
 		{"bitChunk", unsafe.Sizeof(bitChunk{}), 528},
 	} {

@@ -225,7 +225,7 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 		// the GPU indices (in the record up to 4 GPUs), each using its
 		// own half of them.
 		b := p.best
-		r := &assignRec{allocRec: allocRec{id: id}}
+		r := &assignRec{allocRec: allocRec{id: id, ord: int32(b.ord)}}
 		gpus := r.gpus[:0]
 		if 2*demand > len(r.gpus) {
 			gpus = make([]int, 0, 2*demand)
@@ -243,7 +243,7 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 	var buf [maxIndexedSpan]int
 	ords := buf[:0]
 	q := c.choose(p, demand, &ords)
-	if err := c.storeHashed(newAllocRec(id, q), h); err != nil {
+	if err := c.storeHashed(newAllocRec(id, q, ords[0]), h); err != nil {
 		return Placement{}, err
 	}
 	for i, s := range q.Slots {
@@ -307,7 +307,7 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 		}
 		return err
 	}
-	if err := c.store(newAllocRec(id, p)); err != nil {
+	if err := c.store(newAllocRec(id, p, nodes[0].ord)); err != nil {
 		return err
 	}
 	for i, s := range p.Slots {
@@ -361,7 +361,7 @@ func (c *Cluster) Release(id string) (Placement, error) {
 	if !ok {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
-	c.markAll(e.r.p, false)
+	c.markAll(e.r, false)
 	if e.r.owner != c.tok {
 		// Clones of c may hold the record: the caller gets a copy, so
 		// that writing to it cannot reach them.
@@ -386,12 +386,12 @@ func (c *Cluster) PlaceWithout(demand int, ids []string) (Placement, error) {
 	var err error
 	for _, id := range ids {
 		r, ok := c.getAlloc(id)
-		if !ok || !c.heldAll(r.p) {
+		if !ok || !c.heldAll(r) {
 			err = &Error{Op: "place", Allocation: id, Err: ErrUnknownAllocation,
 				Detail: "not allocated, or listed twice"}
 			break
 		}
-		c.markAll(r.p, false)
+		c.markAll(r, false)
 		freed++
 	}
 	var q Placement
@@ -400,7 +400,7 @@ func (c *Cluster) PlaceWithout(demand int, ids []string) (Placement, error) {
 	}
 	for _, id := range ids[:freed] {
 		r, _ := c.getAlloc(id)
-		c.markAll(r.p, true)
+		c.markAll(r, true)
 	}
 	if err != nil {
 		return Placement{}, err
@@ -440,12 +440,8 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 		if !ok {
 			return Placement{}, false
 		}
-		for _, s := range r.p.Slots {
-			e, ok := c.nodes.Get(nodeEntry{id: s.Node})
-			if !ok {
-				return Placement{}, false
-			}
-			n := c.recs.at(e.ord)
+		for k, s := range r.p.Slots {
+			n := c.recs.at(c.slotOrd(r, k))
 			if n.gpus > 64 {
 				return Placement{}, false
 			}
@@ -507,11 +503,20 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 	return Placement{Slots: []Slot{{Node: n.id, GPUs: gpus}}}, true
 }
 
-// heldAll reports whether every GPU of p, a stored allocation, is held.
-func (c *Cluster) heldAll(p Placement) bool {
-	for _, s := range p.Slots {
-		e, _ := c.nodes.Get(nodeEntry{id: s.Node})
-		n := c.recs.at(e.ord)
+// slotOrd returns the ordinal of the node of slot k of r, a stored
+// allocation: from the record for a one-slot placement, else by name.
+func (c *Cluster) slotOrd(r *allocRec, k int) int {
+	if len(r.p.Slots) == 1 && r.ord >= 0 {
+		return int(r.ord)
+	}
+	e, _ := c.nodes.Get(nodeEntry{id: r.p.Slots[k].Node})
+	return e.ord
+}
+
+// heldAll reports whether every GPU of r, a stored allocation, is held.
+func (c *Cluster) heldAll(r *allocRec) bool {
+	for k, s := range r.p.Slots {
+		n := c.recs.at(c.slotOrd(r, k))
 		for _, g := range s.GPUs {
 			if !n.held(g) {
 				return false
@@ -521,11 +526,10 @@ func (c *Cluster) heldAll(p Placement) bool {
 	return true
 }
 
-// markAll marks the GPUs of p, a stored allocation, held (or free).
-func (c *Cluster) markAll(p Placement, held bool) {
-	for _, s := range p.Slots {
-		n, _ := c.nodes.Get(nodeEntry{id: s.Node})
-		c.markSlot(n.ord, s, held)
+// markAll marks the GPUs of r, a stored allocation, held (or free).
+func (c *Cluster) markAll(r *allocRec, held bool) {
+	for k, s := range r.p.Slots {
+		c.markSlot(c.slotOrd(r, k), s, held)
 	}
 }
 
