@@ -429,6 +429,45 @@ type Cluster struct {
 	capacity int // GPUs of all nodes
 	freeGPUs int // free GPUs of nodes that accept placements
 	used     int // GPUs held by allocations
+
+	// seen remembers, by a cheap hash of a node's id (seenSlot), the
+	// ordinal of a node lately looked up by id: 1 + ordinal, 0 = none. An
+	// entry is only a guess, taken when the record at that ordinal is live
+	// and has that id (ids are unique, so that is the node), so that
+	// entries never need to be forgotten; a clone starts without any.
+	seen [64]int32
+}
+
+// seenSlot is the entry of Cluster.seen for node id: its length and last
+// two bytes, which tell apart the usual numbered node names.
+func seenSlot(id string) int {
+	n := len(id)
+	h := n
+	if n > 0 {
+		h += 7 * int(id[n-1])
+	}
+	if n > 1 {
+		h += 3 * int(id[n-2])
+	}
+	return h & 63
+}
+
+// nodeOrd returns the ordinal of node id, or false if there is no such
+// node: from seen when it guesses right, else from the node tree, and
+// then remembered. O(length of id) on a hit, O(log n) otherwise.
+func (c *Cluster) nodeOrd(id string) (int, bool) {
+	k := seenSlot(id)
+	if g := c.seen[k]; g > 0 {
+		if n := c.recs.at(int(g - 1)); n != nil && n.id == id {
+			return int(g - 1), true
+		}
+	}
+	e, ok := c.nodes.Get(nodeEntry{id: id})
+	if !ok {
+		return 0, false
+	}
+	c.seen[k] = int32(e.ord + 1)
+	return e.ord, true
 }
 
 // NewCluster returns a cluster of the given nodes, all free, with strict

@@ -326,11 +326,12 @@ func (c *Cluster) validate(p Placement, nodes []nodeEntry, fail func(node string
 		if i > 0 && s.Node <= p.Slots[i-1].Node {
 			return nil, fail(s.Node, ErrInvalidPlacement, "slots are not ordered by node id, or a node repeats")
 		}
-		e, ok := c.nodes.Get(nodeEntry{id: s.Node})
+		ord, ok := c.nodeOrd(s.Node)
 		if !ok {
 			return nil, fail(s.Node, ErrUnknownNode, "")
 		}
-		n := c.recs.at(e.ord)
+		e := nodeEntry{id: s.Node, ord: ord}
+		n := c.recs.at(ord)
 		if len(s.GPUs) == 0 {
 			return nil, fail(s.Node, ErrInvalidPlacement, "slot has no GPU")
 		}
@@ -509,8 +510,8 @@ func (c *Cluster) slotOrd(r *allocRec, k int) int {
 	if len(r.p.Slots) == 1 && r.ord >= 0 {
 		return int(r.ord)
 	}
-	e, _ := c.nodes.Get(nodeEntry{id: r.p.Slots[k].Node})
-	return e.ord
+	ord, _ := c.nodeOrd(r.p.Slots[k].Node)
+	return ord
 }
 
 // heldAll reports whether every GPU of r, a stored allocation, is held.
