@@ -101,6 +101,10 @@ func probeHash(e uint64) uint64 { return e&^0xffffffff | e>>32 }
 // ids take a 16 KiB table, which stays in the fastest cache.
 const groupSize = 1024
 
+// smallIDs is the most ids firstDuplicate compares pair by pair, in
+// O(n²) word comparisons that cost less than setting up the table.
+const smallIDs = 16
+
 // begin prepares the set for the ids of cands, to be hashed in order by
 // add. O(n / groupSize).
 func (s *idSet) begin(cands []Candidate) {
@@ -154,6 +158,18 @@ func (s *idSet) add() uint64 {
 func (s *idSet) firstDuplicate() (int, int) {
 	n, groups, cands := s.n, s.groups, s.names
 	a := s.hashed[:n]
+	if n <= smallIDs {
+		// A few ids, as in the round of a simulator's tick: every pair,
+		// in input order, without the groups and the table to set up.
+		for i := 1; i < n; i++ {
+			for j := range i {
+				if a[i]>>32 == a[j]>>32 && cands[i].Job == cands[j].Job {
+					return i, j
+				}
+			}
+		}
+		return -1, -1
+	}
 	st := s.starts
 	for g := 1; g <= groups; g++ {
 		st[g] += st[g-1]
