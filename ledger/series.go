@@ -77,7 +77,10 @@ func (d decay) grow(v, r float64, dt int64) float64 {
 
 // window is the account over [from, to) given the values at both ends.
 func (d decay) window(vFrom, vTo float64, from, to int64) float64 {
-	w := vTo - vFrom*d.factor(to-from)
+	w := vTo - vFrom // without decay: factor is 1, and x·1 = x
+	if d != 0 {
+		w = vTo - vFrom*d.factor(to-from)
+	}
 	if w < 0 { // rounding of equal values; accounts are never negative
 		return 0
 	}
@@ -480,7 +483,9 @@ func (s *series) at(t int64, d decay) float64 {
 	switch {
 	case !ok:
 		return 0
-	case d == 0 && t != p.t: // grow without decay, written out as in set
+	case t == p.t: // what grow returns for no time
+		return p.v
+	case d == 0: // grow without decay, written out as in set
 		return p.v + float64(p.r*sec(t-p.t))
 	}
 	return d.grow(p.v, p.r, t-p.t)
