@@ -163,7 +163,7 @@ type engine struct {
 	lastSub time.Duration
 
 	now         time.Duration
-	nowAt       time.Time // e.nowAt, kept by advance: renewals, states and ledger events all ask for it
+	nowAt       time.Time // e.at(e.now), kept by advance: renewals, states and ledger events all ask for it
 	lastTick    time.Duration
 	ticked      bool
 	tickAt      time.Duration

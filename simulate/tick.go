@@ -85,10 +85,9 @@ func (e *engine) fillState() *State {
 // collectExpired turns the lease-end events since the last tick into the
 // sorted list of running jobs whose lease has ended.
 func (e *engine) collectExpired() {
-	nowT := e.nowAt
 	keep := e.expired[:0]
 	for _, j := range e.expired {
-		if j.phase == phRunning && !j.st.LeaseEnd.IsZero() && !j.st.LeaseEnd.After(nowT) && !j.listed {
+		if j.phase == phRunning && !j.st.LeaseEnd.IsZero() && !j.st.LeaseEnd.After(e.nowAt) && !j.listed {
 			j.listed = true
 			keep = append(keep, j)
 		}
