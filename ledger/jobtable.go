@@ -98,7 +98,8 @@ func (t *jobTable) put(j *job) {
 	}
 	h := idhash.String(string(j.id))
 	tb := t.tab(h)
-	if s := tb.find(h, j.id); s.j != nil {
+	s := tb.find(h, j.id)
+	if s.j != nil {
 		s.j = j
 		return
 	}
@@ -115,8 +116,9 @@ func (t *jobTable) put(j *job) {
 			tb.rehash(2 * len(tb.slots))
 		}
 		tb = t.tab(h)
+		s = tb.find(h, j.id) // the empty slot in the table h now goes to
 	}
-	*tb.find(h, j.id) = jobSlot{h, j}
+	*s = jobSlot{h, j}
 	tb.n++
 	t.n++
 }
