@@ -3,7 +3,6 @@ package ledger
 import (
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 )
@@ -69,39 +68,49 @@ func (r Rho) String() string {
 	return strconv.FormatFloat(float64(r), 'f', 4, 64)
 }
 
-// MarshalJSON encodes a finite ρ as a JSON number and +Inf as "+Inf".
+// MarshalJSON encodes a finite ρ as a JSON number and +Inf as "+Inf". NaN
+// and −Inf, which no account produces, fail with [ErrInvalidValue].
 func (r Rho) MarshalJSON() ([]byte, error) {
 	f := float64(r)
 	switch {
 	case math.IsInf(f, 1):
 		return []byte(`"+Inf"`), nil
 	case math.IsNaN(f) || math.IsInf(f, -1):
-		return nil, fmt.Errorf("ledger: invalid rho %v", f)
+		return nil, rhoError("Rho.MarshalJSON", "ρ is "+strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
-// UnmarshalJSON accepts a JSON number or the string "+Inf". NaN, negative
-// values and other strings are rejected.
+// UnmarshalJSON accepts a JSON number ≥ 0 or the string "+Inf" (or "Inf").
+// Anything else fails with [ErrInvalidValue] and leaves r as it was; JSON
+// null leaves r as it was too, as encoding/json does for its own types.
 func (r *Rho) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("ledger: rho: %w", err)
+			return rhoError("Rho.UnmarshalJSON", err.Error())
 		}
 		if s != "+Inf" && s != "Inf" {
-			return fmt.Errorf("ledger: rho: invalid string %q", s)
+			return rhoError("Rho.UnmarshalJSON", "the only string ρ is \"+Inf\", not "+strconv.Quote(s))
 		}
 		*r = Rho(math.Inf(1))
 		return nil
 	}
 	var f float64
 	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("ledger: rho: %w", err)
+		return rhoError("Rho.UnmarshalJSON", err.Error())
 	}
-	if f < 0 || math.IsNaN(f) {
-		return fmt.Errorf("ledger: rho: invalid value %v", f)
+	if f < 0 {
+		return rhoError("Rho.UnmarshalJSON", "ρ is negative: "+strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	*r = Rho(f)
 	return nil
+}
+
+// rhoError is the error of a ρ that cannot be encoded or decoded.
+func rhoError(op, detail string) error {
+	return &Error{Op: op, Err: ErrInvalidValue, Detail: detail}
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"testing"
 )
@@ -69,4 +70,69 @@ func TestRhoJSONRoundTrip(t *testing.T) {
 	if _, err := json.Marshal(Rho(math.NaN())); err == nil {
 		t.Fatal("marshal NaN: want error")
 	}
+}
+
+func TestRhoJSONErrors(t *testing.T) {
+	for _, bad := range []string{`"NaN"`, `-1`, `"x"`, `{}`, `1e400`, ``, `"+Inf`} {
+		r := Rho(0.5)
+		err := r.UnmarshalJSON([]byte(bad))
+		if !errors.Is(err, ErrInvalidValue) {
+			t.Fatalf("unmarshal %q: got %v, want ErrInvalidValue", bad, err)
+		}
+		if r != 0.5 {
+			t.Fatalf("unmarshal %q changed the value to %v", bad, r)
+		}
+	}
+	// null is a no-op, as encoding/json treats it for its own types
+	r := Rho(0.5)
+	if err := json.Unmarshal([]byte(`null`), &r); err != nil || r != 0.5 {
+		t.Fatalf("unmarshal null: %v, %v", r, err)
+	}
+	var in struct{ Rho Rho }
+	if err := json.Unmarshal([]byte(`{"Rho": -2}`), &in); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("unmarshal a field: got %v, want ErrInvalidValue", err)
+	}
+	for _, bad := range []float64{math.NaN(), math.Inf(-1)} {
+		if _, err := json.Marshal(Rho(bad)); !errors.Is(err, ErrInvalidValue) {
+			t.Fatalf("marshal %v: got %v, want ErrInvalidValue", bad, err)
+		}
+	}
+}
+
+// FuzzRhoJSON checks the ρ decoder on any bytes: it accepts only what it
+// can encode again (a number ≥ 0 or +Inf, which round-trips to the same
+// ρ), and rejects the rest with ErrInvalidValue, leaving the value as it
+// was.
+func FuzzRhoJSON(f *testing.F) {
+	for _, s := range []string{`0`, `-0`, `0.75`, `1`, `123.5`, `1e-320`, `1e308`, `"+Inf"`, `"Inf"`, `null`,
+		`-1`, `"NaN"`, `"-Inf"`, `1e400`, `{}`, `[]`, `"x"`, ``, `0.5 `, ` 2`, `"\u002bInf"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		const before = Rho(0.5)
+		r := before
+		if err := r.UnmarshalJSON(b); err != nil {
+			if !errors.Is(err, ErrInvalidValue) {
+				t.Fatalf("%q: error %v does not match ErrInvalidValue", b, err)
+			}
+			if math.Float64bits(float64(r)) != math.Float64bits(float64(before)) {
+				t.Fatalf("%q: rejected, yet the value changed to %v", b, r)
+			}
+			return
+		}
+		if math.IsNaN(float64(r)) || r < 0 {
+			t.Fatalf("%q: accepted as %v", b, r)
+		}
+		out, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatalf("%q: accepted as %v, which does not encode: %v", b, r, err)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("%q: encodes as invalid JSON %q", b, out)
+		}
+		var back Rho
+		if err := back.UnmarshalJSON(out); err != nil || back.Compare(r) != 0 {
+			t.Fatalf("%q: %v encodes as %s, which decodes as %v (%v)", b, r, out, back, err)
+		}
+	})
 }
