@@ -94,6 +94,10 @@ type Astraea struct {
 	first   [1]demandCount
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
+	// perRound makes the trimmer sort the waiting jobs into groups at
+	// every round instead of reading the engine's lasting groups (tests
+	// compare).
+	perRound bool
 	// reserver holds nodes for starving gangs (AstraeaOptions.ReserveAfter).
 	reserver sched.Reserver
 }
@@ -284,7 +288,9 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		// New jobs first, in submission order (their Phase 2 order).
 		for _, p := range s.Pending {
 			if p.Ran {
-				a.trim.addOld(p, a.opt.SingleLevel)
+				if !s.suspended {
+					a.trim.addOld(p, a.opt.SingleLevel)
+				}
 				continue
 			}
 			if a.trim.keep(p, a.opt.SingleLevel) {
@@ -294,7 +300,13 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		// Then the suspended ones, in their Phase 2 order (lowest ρ_job,
 		// then submission, then id); ρ_job is read only where a group is
 		// larger than what the bounds keep.
-		for _, js := range a.trim.selectOld(acc, s.Now) {
+		old := a.trim.kept
+		if s.suspended {
+			old = a.trim.selectSuspended(acc, s.Now)
+		} else {
+			old = a.trim.selectOld(acc, s.Now)
+		}
+		for _, js := range old {
 			add(js, false)
 		}
 	}
@@ -961,6 +973,14 @@ type trimmer struct {
 	hist    []int
 	largest int
 	lim     []int
+
+	// the lasting groups of suspended jobs by (tenant, demand), where the
+	// engine reports them (see suspGroup), and the scratch of
+	// selectSuspended
+	susp    []suspGroup
+	suspIx  map[trimKey]int32
+	over    []overBest
+	horizon time.Duration // how long keys serve; 0: suspHorizon (tests shorten it)
 }
 
 // waiting is the trimmer's record of a waiting job.
@@ -969,7 +989,10 @@ type waiting struct {
 	js     *JobState
 	gpus   int   // js.Job.GPUs, here beside what a round reads of the job
 	gi, gz int32 // groups (tenant, demand) and (tenant, 0); -1 until needed
-	memo   rhoMemo
+	// sg is its lasting group while it waits suspended (see suspGroup),
+	// −1 otherwise; six its index there
+	sg, six int32
+	memo    rhoMemo
 }
 
 type trimKey struct {
@@ -981,7 +1004,7 @@ type trimKey struct {
 func (t *trimmer) wait(js *JobState) *waiting {
 	w := &js.trim
 	if w.owner != t || w.js != js {
-		*w = waiting{owner: t, js: js, gpus: js.Job.GPUs, gi: -1, gz: -1}
+		*w = waiting{owner: t, js: js, gpus: js.Job.GPUs, gi: -1, gz: -1, sg: -1, six: -1}
 	}
 	return w
 }
@@ -992,19 +1015,26 @@ func (t *trimmer) group(tenant string, d int, single bool) int32 {
 		tenant = ""
 	}
 	k := trimKey{tenant, d}
-	gi, ok := t.index[k]
-	if !ok {
-		if t.index == nil {
-			t.index = make(map[trimKey]int32)
-		}
-		gi = int32(len(t.keys))
-		t.index[k] = gi
+	gi, added := keyIndex(&t.index, k, len(t.keys))
+	if added {
 		t.keys = append(t.keys, k)
 		t.counts = append(t.counts, 0)
 		t.blocked = append(t.blocked, false)
 		t.groups = append(t.groups, nil)
 	}
 	return gi
+}
+
+// keyIndex returns k's index in *ix; a key first seen gets next (added).
+func keyIndex(ix *map[trimKey]int32, k trimKey, next int) (i int32, added bool) {
+	if i, ok := (*ix)[k]; ok {
+		return i, false
+	}
+	if *ix == nil {
+		*ix = make(map[trimKey]int32)
+	}
+	(*ix)[k] = int32(next)
+	return int32(next), true
 }
 
 // groupOf returns w's group this round: (tenant, demand), or (tenant, 0)
@@ -1088,19 +1118,8 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 // and the n first of the jobs read are the n first of g. O(len(g) + r log
 // len(g)) for r jobs read.
 func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n int) []oldJob {
-	read, bounded := t.ranked[:0], t.bounded[:0]
-	for _, w := range g {
-		if lo, ok := w.bound(now); ok {
-			bounded = append(bounded, boundRef{lo: lo, w: w})
-			continue
-		}
-		read = append(read, w.read(acc, now))
-	}
-	t.bounded = bounded // the whole array, cleared by selectOld
-	first := len(read)
+	read, bounded, first := t.split(acc, now, g, n)
 	if len(read) >= n {
-		firstN(read, n) // read[:n]: the n first, a max-heap rooted at τ
-		read = read[:n]
 		// τ only falls from here, so a job whose bound is above it now
 		// is never read: leave it out of the heap.
 		keep := bounded[:0]
@@ -1138,6 +1157,29 @@ func (t *trimmer) firstOld(acc sched.Accounts, now roundClock, g []*waiting, n i
 	}
 	t.ranked = read[:max(first, len(read))] // all written, cleared by selectOld
 	return read
+}
+
+// split reads the jobs of g without a lower bound on their ρ_job and
+// lists the others with theirs (in t.bounded, cleared by the caller), and
+// returns the jobs read, the n first of them in read[:n] as a max-heap
+// rooted at τ when there are n (read is then cut to them), and how many
+// were read. O(len(g) + r log n) for r jobs read.
+func (t *trimmer) split(acc sched.Accounts, now roundClock, g []*waiting, n int) (read []oldJob, bounded []boundRef, first int) {
+	read, bounded = t.ranked[:0], t.bounded[:0]
+	for _, w := range g {
+		if lo, ok := w.bound(now); ok {
+			bounded = append(bounded, boundRef{lo: lo, w: w})
+			continue
+		}
+		read = append(read, w.read(acc, now))
+	}
+	t.bounded = bounded // the whole array
+	first = len(read)
+	if len(read) >= n {
+		firstN(read, n)
+		read = read[:n]
+	}
+	return read, bounded, first
 }
 
 // readBounded reads b, the bounded job with the lowest bound not yet read,
@@ -1421,4 +1463,12 @@ func (t *trimmer) keep(js *JobState, single bool) bool {
 	}
 	t.counts[gi]++
 	return true
+}
+
+// keepsSuspended reports whether the policy's rounds read the suspended
+// jobs from lasting groups that the engine keeps up (see suspGroup): not
+// with reservations (no trimming), for the single-level variant (one
+// pseudo-tenant), or without the fast paths.
+func (a *Astraea) keepsSuspended() bool {
+	return a.opt.ReserveAfter == 0 && !a.opt.SingleLevel && !a.exhaustive && !a.perRound
 }

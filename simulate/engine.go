@@ -188,6 +188,10 @@ type engine struct {
 	// are released, its grants allocated
 	planReleased, planAllocated bool
 	plans                       bool // the policy is ASTRAEA itself: State.plans
+	// susp is the trimmer of the ASTRAEA policy the engine calls itself,
+	// to which it reports the suspended jobs as they come and go
+	// (State.suspended), or nil
+	susp *trimmer
 
 	res        Result
 	done       int
@@ -235,7 +239,12 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	}
 	e.demandCount = make(map[int]int)
 	_, e.blind = p.(ProgressBlind)
-	_, e.plans = p.(*Astraea)
+	a, plans := p.(*Astraea)
+	e.plans = plans
+	if plans && a.keepsSuspended() {
+		e.susp = &a.trim
+		e.susp.attach()
+	}
 	e.running.loose = e.plans && !cfg.longWay
 	if cfg.CheckEvery <= 0 {
 		e.cfg.CheckEvery = DefaultCheckEvery
@@ -889,6 +898,11 @@ func (e *engine) check() error {
 	for n := range e.cluster.Nodes() {
 		if f := e.nodes.freeAt(e.nodes.index(n.ID)); f != n.Free {
 			return fmt.Errorf("%w: node %s has %d free GPUs, the engine counts %d", ErrInvariant, n.ID, n.Free, f)
+		}
+	}
+	if e.susp != nil {
+		if err := e.susp.checkSuspended(e.pending); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvariant, err)
 		}
 	}
 	// Each tenant's waiting demands and never-run jobs, which ASTRAEA's

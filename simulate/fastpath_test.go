@@ -125,31 +125,38 @@ func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 // the runs must be identical.
 func TestPropertyBoundedSelectionIsExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		gpn := rapid.SampledFrom([]int{2, 4}).Draw(t, "gpusPerNode")
-		tenants := []string{"a", "b"}
-		cfg := testConfig(rapid.IntRange(1, 2).Draw(t, "nodes"), gpn, tenants...)
-		cfg.Quotas["b"] = float64(rapid.IntRange(1, 3).Draw(t, "weightB"))
-		cfg.Lease = time.Duration(rapid.SampledFrom([]int{20, 30, 60}).Draw(t, "lease")) * time.Second
-		cfg.Checkpoint = time.Duration(rapid.IntRange(0, 15).Draw(t, "ckpt")) * time.Second
-		cfg.ColdStart = time.Duration(rapid.IntRange(0, 15).Draw(t, "cold")) * time.Second
-		cfg.CheckpointOnRenew = rapid.Bool().Draw(t, "ckptOnRenew")
-		cfg.Intervals = []time.Duration{10 * time.Minute}
-		cfg.CheckEvery = 64
-		var jobs []trace.Job
-		sub := 0
-		for i := range rapid.IntRange(4, 30).Draw(t, "jobs") {
-			sub += rapid.IntRange(0, 20).Draw(t, "gap")
-			jobs = append(jobs, trace.Job{
-				ID:       fmt.Sprintf("j%02d", i),
-				Tenant:   rapid.SampledFrom(tenants).Draw(t, "tenant"),
-				GPUs:     rapid.IntRange(1, 2).Draw(t, "gpus"),
-				Submit:   ts(sub),
-				Duration: time.Duration(rapid.IntRange(30, 600).Draw(t, "dur")) * time.Second,
-				Weight:   float64(rapid.IntRange(1, 2).Draw(t, "weight")),
-			})
-		}
+		cfg, jobs := genCrowdedWorkload(t)
 		sameAsExhaustive(t, cfg, jobs)
 	})
+}
+
+// genCrowdedWorkload draws many suspended jobs of two tenants and a few
+// demands waiting for a few GPUs through many short leases.
+func genCrowdedWorkload(t *rapid.T) (Config, []trace.Job) {
+	gpn := rapid.SampledFrom([]int{2, 4}).Draw(t, "gpusPerNode")
+	tenants := []string{"a", "b"}
+	cfg := testConfig(rapid.IntRange(1, 2).Draw(t, "nodes"), gpn, tenants...)
+	cfg.Quotas["b"] = float64(rapid.IntRange(1, 3).Draw(t, "weightB"))
+	cfg.Lease = time.Duration(rapid.SampledFrom([]int{20, 30, 60}).Draw(t, "lease")) * time.Second
+	cfg.Checkpoint = time.Duration(rapid.IntRange(0, 15).Draw(t, "ckpt")) * time.Second
+	cfg.ColdStart = time.Duration(rapid.IntRange(0, 15).Draw(t, "cold")) * time.Second
+	cfg.CheckpointOnRenew = rapid.Bool().Draw(t, "ckptOnRenew")
+	cfg.Intervals = []time.Duration{10 * time.Minute}
+	cfg.CheckEvery = 64
+	var jobs []trace.Job
+	sub := 0
+	for i := range rapid.IntRange(4, 30).Draw(t, "jobs") {
+		sub += rapid.IntRange(0, 20).Draw(t, "gap")
+		jobs = append(jobs, trace.Job{
+			ID:       fmt.Sprintf("j%02d", i),
+			Tenant:   rapid.SampledFrom(tenants).Draw(t, "tenant"),
+			GPUs:     rapid.IntRange(1, 2).Draw(t, "gpus"),
+			Submit:   ts(sub),
+			Duration: time.Duration(rapid.IntRange(30, 600).Draw(t, "dur")) * time.Second,
+			Weight:   float64(rapid.IntRange(1, 2).Draw(t, "weight")),
+		})
+	}
+	return cfg, jobs
 }
 
 // reversed lists its policy's grants in reverse order: the same decision.

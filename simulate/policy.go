@@ -93,6 +93,9 @@ type State struct {
 	// plans: the engine calls the policy itself (no wrapper in between)
 	// and takes over a round ASTRAEA leaves on the cluster (see roundPlan).
 	plans bool
+	// suspended: the engine reports the suspended jobs of Pending to the
+	// policy's trimmer as they come and go (see suspGroup).
+	suspended bool
 	// tenants are the tenant names, sorted; pendingByTenant[i] lists the
 	// distinct demands of tenants[i]'s pending jobs, ascending (nil in a
 	// State the engine did not build).

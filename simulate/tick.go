@@ -75,6 +75,7 @@ func (e *engine) fillState() *State {
 		Capacity:        e.capacity,
 		nodes:           e.nodes,
 		plans:           e.plans,
+		suspended:       e.susp != nil,
 		tenants:         e.tenants,
 		pendingByTenant: e.pendingByTenant,
 		freshByTenant:   e.freshByTenant,
@@ -408,6 +409,9 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 
 func (e *engine) addPending(j *job) {
 	e.pending = insertSorted(e.pending, &j.st)
+	if e.susp != nil && j.st.Ran {
+		e.susp.suspend(&j.st)
+	}
 	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, +1)
 	if !j.st.Ran {
 		e.freshByTenant[j.st.tenant] = insertSorted(e.freshByTenant[j.st.tenant], &j.st)
@@ -422,6 +426,9 @@ func (e *engine) addPending(j *job) {
 
 func (e *engine) removePending(j *job) {
 	e.pending = removeSorted(e.pending, &j.st)
+	if e.susp != nil && j.st.Ran {
+		e.susp.resume(&j.st)
+	}
 	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, -1)
 	if !j.st.Ran {
 		e.freshByTenant[j.st.tenant] = removeSorted(e.freshByTenant[j.st.tenant], &j.st)

@@ -1,0 +1,293 @@
+package simulate
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/sched"
+)
+
+// suspGroup is the trimmer's lasting record of the suspended waiting jobs
+// (they ran before) of one tenant and demand, where the engine calls the
+// policy itself: the engine reports each such job as it starts and stops
+// waiting (see trimmer.suspend and trimmer.resume), so that a round finds
+// the groups made instead of sorting every waiting job into its group, and
+// reads the jobs' lower bounds on ρ_job in increasing order from a list
+// sorted once for many rounds instead of computing every one of them.
+//
+// The keys are lower bounds on ρ_job valid for every round whose clock is
+// in [from, until]: the bound of waiting.bound taken at until, which is at
+// most the bound at any earlier time (the fair share only grows, by at
+// most the demand per second, and the margin only widens). A member keeps
+// its memo's lower bound while it waits: it holds no GPUs and gets no
+// lease until it leaves the group.
+type suspGroup struct {
+	tenant string
+	demand int
+	self   int32 // its index in trimmer.susp
+	gi, gz int32 // the round's groups (tenant, demand) and (tenant, 0)
+	// jobs are the members; each one's six is its index. jobs[:keyed]
+	// have an entry in keys, the others (loose) have none.
+	jobs  []*waiting
+	keyed int
+	// keys are ascending by bound; an entry whose job is no longer a
+	// keyed member of this group (it left, or left and came back loose)
+	// is skipped.
+	keys        []boundRef
+	from, until time.Duration
+}
+
+// suspHorizon is how long the keys of a group serve before they are made
+// again from the memos: longer saves making them, shorter keeps them
+// close to the bounds of the moment (fewer accounts read).
+const suspHorizon = 5 * time.Minute
+
+// holds reports whether w is a keyed member of g (its entry in keys is
+// live).
+func (g *suspGroup) holds(w *waiting) bool { return w.sg == g.self && int(w.six) < g.keyed }
+
+// put moves the member at index from to index to.
+func (g *suspGroup) put(from, to int) {
+	g.jobs[to] = g.jobs[from]
+	g.jobs[to].six = int32(to)
+}
+
+// attach readies the trimmer for a run whose engine reports the suspended
+// jobs (every group empty).
+func (t *trimmer) attach() {
+	for i := range t.susp {
+		g := &t.susp[i]
+		clear(g.jobs)
+		g.jobs, g.keyed = g.jobs[:0], 0
+		clear(g.keys)
+		g.keys, g.from, g.until = g.keys[:0], 0, -1
+	}
+}
+
+// suspend records that js, which ran before, waits again. O(1) amortized.
+func (t *trimmer) suspend(js *JobState) {
+	w := t.wait(js)
+	k := trimKey{tenant: js.Job.Tenant, demand: w.gpus}
+	si, added := keyIndex(&t.suspIx, k, len(t.susp))
+	if added {
+		t.susp = append(t.susp, suspGroup{tenant: k.tenant, demand: k.demand, self: si,
+			gi: t.group(k.tenant, k.demand, false), gz: t.group(k.tenant, 0, false), until: -1})
+	}
+	g := &t.susp[si]
+	w.sg, w.six = si, int32(len(g.jobs))
+	g.jobs = append(g.jobs, w) // loose until the group's keys are made again
+}
+
+// resume records that js, suspended, no longer waits (it was granted).
+// O(1).
+func (t *trimmer) resume(js *JobState) {
+	w := &js.trim
+	if w.owner != t || w.js != js || w.sg < 0 {
+		return
+	}
+	g := &t.susp[w.sg]
+	i, last := int(w.six), len(g.jobs)-1
+	if i < g.keyed {
+		// The keyed members stay in front.
+		k := g.keyed - 1
+		g.put(k, i)
+		if last != k {
+			g.put(last, k)
+		}
+		g.keyed--
+	} else {
+		g.put(last, i)
+	}
+	g.jobs[last] = nil
+	g.jobs = g.jobs[:last]
+	w.sg, w.six = -1, -1
+}
+
+// checkSuspended reports whether the groups hold exactly the suspended jobs
+// of pending, each at its index.
+func (t *trimmer) checkSuspended(pending []*JobState) error {
+	n := 0
+	for _, js := range pending {
+		if !js.Ran {
+			continue
+		}
+		n++
+		w := &js.trim
+		if w.owner != t || w.js != js || w.sg < 0 || int(w.sg) >= len(t.susp) {
+			return fmt.Errorf("suspended job %s is in no group", js.Job.ID)
+		}
+		g := &t.susp[w.sg]
+		if g.tenant != js.Job.Tenant || g.demand != js.Job.GPUs || int(w.six) >= len(g.jobs) || g.jobs[w.six] != w {
+			return fmt.Errorf("suspended job %s is not at its place in group (%s, %d)", js.Job.ID, g.tenant, g.demand)
+		}
+	}
+	for i := range t.susp {
+		n -= len(t.susp[i].jobs)
+		if k := t.susp[i].keyed; k > len(t.susp[i].jobs) {
+			return fmt.Errorf("group (%s, %d) has %d keyed members of %d", t.susp[i].tenant, t.susp[i].demand, k, len(t.susp[i].jobs))
+		}
+	}
+	if n != 0 {
+		return fmt.Errorf("the groups of suspended jobs hold %d more than the pending list", -n)
+	}
+	return nil
+}
+
+// overBest is a tenant's first suspended job so far among its demands
+// above F (selectSuspended).
+type overBest struct {
+	gz int32
+	o  oldJob
+}
+
+// selectSuspended is selectOld over the lasting groups: the same jobs, in
+// no particular order. A group whose demand is above F gives its first
+// job, and the tenant's first of these is kept.
+func (t *trimmer) selectSuspended(acc sched.Accounts, now time.Time) []*JobState {
+	clock := t.clock(now)
+	over := t.over[:0]
+	for i := range t.susp {
+		g := &t.susp[i]
+		if len(g.jobs) == 0 {
+			continue
+		}
+		if g.demand > t.free {
+			if t.blocked[g.gz] {
+				continue
+			}
+			var o oldJob
+			if len(g.jobs) == 1 {
+				o = g.jobs[0].read(acc, clock)
+			} else {
+				o = t.firstKeyed(acc, clock, g, 1)[0]
+				t.clearRanked()
+			}
+			k := slices.IndexFunc(over, func(b overBest) bool { return b.gz == g.gz })
+			switch {
+			case k < 0:
+				over = append(over, overBest{gz: g.gz, o: o})
+			case oldBefore(&o, &over[k].o):
+				over[k].o = o
+			}
+			continue
+		}
+		n := t.limit(g.demand) + 1 - int(t.counts[g.gi])
+		if n <= 0 {
+			continue
+		}
+		if len(g.jobs) <= n {
+			for _, w := range g.jobs {
+				t.kept = append(t.kept, w.js)
+			}
+			continue
+		}
+		for _, o := range t.firstKeyed(acc, clock, g, n) {
+			t.keepRead(o)
+		}
+		t.clearRanked()
+	}
+	for _, b := range over {
+		t.keepRead(b.o)
+	}
+	clear(over)
+	t.over = over[:0]
+	return t.kept
+}
+
+// keepRead keeps o, and its account if it was read this round.
+func (t *trimmer) keepRead(o oldJob) {
+	t.kept = append(t.kept, o.js)
+	if o.w != nil {
+		m := &o.w.memo
+		t.reads = append(t.reads, readAccount{id: o.js.Job.ID, a: ledger.Account{Alloc: ledger.GPUSeconds(m.alloc), FairShare: ledger.GPUSeconds(m.fair), Rho: o.rho}})
+	}
+}
+
+// clearRanked empties firstOld's scratch.
+func (t *trimmer) clearRanked() {
+	clear(t.ranked)
+	t.ranked = t.ranked[:0]
+	clear(t.bounded)
+	t.bounded = t.bounded[:0]
+}
+
+// firstKeyed returns the n first members of g (n < len(g.jobs)) in Phase 2
+// order, as firstOld does, reading the loose members as firstOld would and
+// the keyed ones in increasing order of their keys, merged with the loose
+// bounds: it stops at the first bound above τ, the n-th ρ read so far,
+// and passes over a keyed member whose bound now is above τ. The keys are
+// made again first when they do not serve this round. O(loose log loose +
+// r) for r keys passed, plus O(len(g.jobs) log len(g.jobs)) when the keys are
+// made.
+func (t *trimmer) firstKeyed(acc sched.Accounts, now roundClock, g *suspGroup, n int) []oldJob {
+	loose := len(g.jobs) - g.keyed
+	if !now.exact || now.at < g.from || now.at > g.until || len(g.keys) > 2*g.keyed+16 || loose > 8 && loose > g.keyed/4 {
+		t.rekey(g, now)
+	}
+	read, bounded, first := t.split(acc, now, g.jobs[g.keyed:], n)
+	slices.SortFunc(bounded, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+	keys := g.keys
+	for i, j := 0, 0; ; {
+		for j < len(keys) && !g.holds(keys[j].w) {
+			j++
+		}
+		var b boundRef
+		switch {
+		case i < len(bounded) && (j == len(keys) || !(keys[j].lo < bounded[i].lo)):
+			b = bounded[i]
+			i++
+		case j < len(keys):
+			b = keys[j]
+			j++
+			if len(read) >= n && !(b.lo > read[0].rho) {
+				// Its bound now may already place it behind τ.
+				if lo, ok := b.w.bound(now); ok && lo > read[0].rho {
+					continue
+				}
+			}
+		default:
+			t.ranked = read[:max(first, len(read))]
+			return read
+		}
+		var stop bool
+		if read, stop = t.readBounded(acc, now, read, n, b); stop {
+			t.ranked = read[:max(first, len(read))]
+			return read
+		}
+	}
+}
+
+// rekey makes g's keys from its members' memos, valid until now plus
+// suspHorizon (or trimmer.horizon), and puts the keyed members in front.
+// O(len(g.jobs) log len(g.jobs)).
+func (t *trimmer) rekey(g *suspGroup, now roundClock) {
+	clear(g.keys)
+	keys, k := g.keys[:0], 0
+	h := cmp.Or(t.horizon, suspHorizon)
+	until := now.at + h
+	g.from, g.until = now.at, until
+	if !now.exact || until < now.at {
+		g.keys, g.keyed, g.until = keys, 0, -1 // none serve
+		return
+	}
+	scale := max(now.scale, marginScale(now.now.Add(h)))
+	for i, w := range g.jobs {
+		m := &w.memo
+		if !m.settled || m.leases != w.js.Leases || m.at > now.at || until-m.at < 0 {
+			continue
+		}
+		d := float64(w.gpus)
+		keys = append(keys, boundRef{lo: lowRho(m.alloc, m.fair+d*(until-m.at).Seconds(), d, scale), w: w})
+		if i != k {
+			x := g.jobs[k]
+			g.put(i, k)
+			g.jobs[i], x.six = x, int32(i)
+		}
+		k++
+	}
+	slices.SortFunc(keys, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+	g.keys, g.keyed = keys, k
+}
