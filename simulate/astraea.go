@@ -285,25 +285,32 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 			add(p, false)
 		}
 	} else {
-		// New jobs first, in submission order (their Phase 2 order).
-		for _, p := range s.Pending {
-			if p.Ran {
-				if !s.suspended {
-					a.trim.addOld(p, a.opt.SingleLevel)
-				}
-				continue
-			}
-			if a.trim.keep(p, a.opt.SingleLevel) {
-				add(p, false)
-			}
-		}
-		// Then the suspended ones, in their Phase 2 order (lowest ρ_job,
+		// New jobs first, in submission order (their Phase 2 order),
+		// then the suspended ones, in their Phase 2 order (lowest ρ_job,
 		// then submission, then id); ρ_job is read only where a group is
 		// larger than what the bounds keep.
-		old := a.trim.kept
+		var old []*JobState
 		if s.suspended {
+			// Each tenant's new jobs are listed apart; the suspended
+			// ones are in the lasting groups.
+			for _, fresh := range s.freshByTenant {
+				for _, p := range fresh {
+					if a.trim.keep(p, false) {
+						add(p, false)
+					}
+				}
+			}
 			old = a.trim.selectSuspended(acc, s.Now)
 		} else {
+			for _, p := range s.Pending {
+				if p.Ran {
+					a.trim.addOld(p, a.opt.SingleLevel)
+					continue
+				}
+				if a.trim.keep(p, a.opt.SingleLevel) {
+					add(p, false)
+				}
+			}
 			old = a.trim.selectOld(acc, s.Now)
 		}
 		for _, js := range old {

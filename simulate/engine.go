@@ -554,6 +554,32 @@ func (e *engine) staleAt(t time.Duration) {
 	}
 }
 
+// staleBefore records a stale event at t that a live one at later ≥ t
+// replaced, as staleAt does, but keeps no time to step on when no tenant
+// interval ends in (t, later]: the loop then steps on later, or takes that
+// event out as stale in turn and records it (at a time in t's span, so
+// the same interval end), before the clock passes the first interval end
+// after t; stepping there closes the intervals that a step at t would
+// have closed, in the same order, with nothing applied in between. A
+// renewal that pauses a job replaces its completion so (Config.longWay
+// keeps every time, as staleAt).
+func (e *engine) staleBefore(t, later time.Duration) {
+	if e.cfg.longWay || later < t {
+		e.staleAt(t)
+		return
+	}
+	e.res.Stats.Events++
+	e.staleMax = max(e.staleMax, t)
+	b := e.lastEnd(t) // [staleLo, staleHi) is t's span
+	if later < e.staleHi {
+		return
+	}
+	if b > e.now && b != e.staleLast {
+		e.staleLast = b
+		e.stale.add(b)
+	}
+}
+
 // lastEnd returns the latest end of a tenant interval (of any length) at
 // or before t, 0 if none. The answer is kept with the span of times that
 // share it, [it, the next interval end): the stale events of a run mostly

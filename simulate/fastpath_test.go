@@ -370,19 +370,45 @@ func TestPropertyEngineShortcutsAreExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg, jobs := genVariedWorkload(t)
 		o := rapid.SampledFrom(astraeaVariants()).Draw(t, "variant")
-		long := cfg
-		long.longWay = true
-		var res [2]*Result
-		for i, c := range []Config{cfg, long} {
-			p, _ := NewAstraea(o)
-			r, err := Run(c, src(jobs...), p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res[i] = r
+		if short, long := runTheLongWayToo(t, cfg, jobs, o); !reflect.DeepEqual(short.Run, long.Run) || short.Stats != long.Stats {
+			t.Fatalf("runs with and without the engine's shortcuts differ:\n%+v\n%+v", short.Stats, long.Stats)
 		}
-		if !reflect.DeepEqual(res[0].Run, res[1].Run) || res[0].Stats != res[1].Stats {
-			t.Fatalf("runs with and without the engine's shortcuts differ:\n%+v\n%+v", res[0].Stats, res[1].Stats)
+	})
+}
+
+// runTheLongWayToo runs jobs under ASTRAEA with options o, with the
+// engine's shortcuts and without them (Config.longWay).
+func runTheLongWayToo(t *rapid.T, cfg Config, jobs []trace.Job, o AstraeaOptions) (short, long *Result) {
+	var res [2]*Result
+	lw := cfg
+	lw.longWay = true
+	for i, c := range []Config{cfg, lw} {
+		p, _ := NewAstraea(o)
+		r, err := Run(c, src(jobs...), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res[i] = r
+	}
+	return res[0], res[1]
+}
+
+// TestPropertyRenewalKeepsNoStaleTime: a renewal that pauses a job
+// replaces its completion with a later one and keeps no stale time to
+// step on when no tenant interval ends in between; with several short
+// interval lengths, whose closings interleave, the run must be the same
+// as one that keeps every stale time (Config.longWay), tenant intervals
+// in the same order included.
+func TestPropertyRenewalKeepsNoStaleTime(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg, jobs := genVariedWorkload(t)
+		cfg.CheckpointOnRenew = true
+		cfg.Intervals = nil
+		for _, l := range rapid.SliceOfNDistinct(rapid.SampledFrom([]int{5, 7, 10, 20, 30, 60}), 1, 3, rapid.ID[int]).Draw(t, "intervals") {
+			cfg.Intervals = append(cfg.Intervals, time.Duration(l)*time.Second)
+		}
+		if short, long := runTheLongWayToo(t, cfg, jobs, DefaultAstraeaOptions()); !reflect.DeepEqual(short.Run, long.Run) || short.Stats != long.Stats {
+			t.Fatalf("runs with and without stale times kept at renewals differ:\n%+v\n%+v", short.Stats, long.Stats)
 		}
 	})
 }

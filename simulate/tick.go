@@ -337,8 +337,9 @@ func (e *engine) renew(j *job, g Grant) error {
 		e.res.Stats.Checkpoints++
 		e.res.Stats.OverheadGPUSeconds += pause.Seconds() * float64(j.st.Job.GPUs)
 		// The new completion takes the stale one's place in the queue.
-		if old, ok := e.q.replace(event{at: e.completesAt(j, at), kind: evComplete, j: j.idx, gen: j.gen}); ok {
-			e.staleAt(old.at)
+		done := e.completesAt(j, at)
+		if old, ok := e.q.replace(event{at: done, kind: evComplete, j: j.idx, gen: j.gen}); ok {
+			e.staleBefore(old.at, done)
 		}
 	}
 	if g.Lease > 0 {
