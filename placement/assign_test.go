@@ -3,6 +3,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -92,4 +93,81 @@ func TestAssignRejectsAnEmptyID(t *testing.T) {
 	if c.Free() != 8 {
 		t.Fatalf("free = %d, want 8", c.Free())
 	}
+}
+
+// Assign during a burst announced by ReserveAllocations (whose records come
+// in batches) does what Assign does without one: a cluster that reserves
+// at random moments and one that never does return the same placements and
+// stay equal and valid. A clone of each, taken mid-burst, goes on with
+// steps of its own (other ids and demands): the two clones stay equal to
+// each other (a clone carves no record of the original's batch), and the
+// placements returned stay the callers' own.
+func TestPropertyReservedAssignIsAssign(t *testing.T) {
+	type pair struct {
+		x, y *Cluster // x reserves, y does not
+		live []string
+		held []Placement // what the Assigns of x returned, and their strings
+		was  []string
+	}
+	step := func(t *rapid.T, p *pair, i int, name string) {
+		if rapid.IntRange(0, 5).Draw(t, name+" reserve?") == 0 {
+			p.x.ReserveAllocations(rapid.IntRange(0, 40).Draw(t, name+" burst"))
+		}
+		if len(p.live) > 0 && rapid.IntRange(0, 3).Draw(t, name+" release?") == 0 {
+			k := rapid.IntRange(0, len(p.live)-1).Draw(t, name+" victim")
+			id := p.live[k]
+			p.live = append(p.live[:k], p.live[k+1:]...)
+			for _, c := range []*Cluster{p.x, p.y} {
+				if _, err := c.Release(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return
+		}
+		demand := rapid.IntRange(1, 12).Draw(t, name+" demand")
+		id := fmt.Sprintf("%s%d", name, i)
+		px, ex := p.x.Assign(id, demand)
+		py, ey := p.y.Assign(id, demand)
+		if (ex == nil) != (ey == nil) || px.String() != py.String() {
+			t.Fatalf("%s step %d: Assign(%s, %d) = %v, %v with a reservation; %v, %v without", name, i, id, demand, px, ex, py, ey)
+		}
+		if ex != nil && !errors.Is(ex, ErrNoFit) {
+			t.Fatal(ex)
+		}
+		if ex == nil {
+			p.live = append(p.live, id)
+			p.held = append(p.held, px)
+			p.was = append(p.was, px.String())
+		}
+		for _, c := range []*Cluster{p.x, p.y} {
+			if err := c.Check(); err != nil {
+				t.Fatalf("%s step %d: %v", name, i, err)
+			}
+		}
+		if dump(p.x) != dump(p.y) {
+			t.Fatalf("%s: the clusters differ after step %d:\n%s\n%s", name, i, dump(p.x), dump(p.y))
+		}
+		for k, q := range p.held {
+			if q.String() != p.was[k] {
+				t.Fatalf("%s: a placement Assign returned changed: %v, was %s", name, q, p.was[k])
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		a, err := NewCluster(genNodes(t, 8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig := &pair{x: a, y: a.Clone()}
+		var clone *pair
+		for i := range rapid.IntRange(1, 60).Draw(t, "steps") {
+			if clone == nil && rapid.IntRange(0, 9).Draw(t, "clone?") == 0 {
+				clone = &pair{x: orig.x.Clone(), y: orig.y.Clone(), live: slices.Clone(orig.live)}
+			}
+			step(t, orig, i, "a")
+			if clone != nil {
+				step(t, clone, i, "c")
+			}
+		}
+	})
 }

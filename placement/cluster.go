@@ -354,6 +354,33 @@ type assignRec struct {
 	gpus  [8]int
 }
 
+// recBatch is the most records Assign carves from one array during a burst
+// announced by [Cluster.ReserveAllocations]: 16 records of 200 bytes, one
+// allocation instead of 16. An array stays in memory until every
+// allocation in it is released and no caller holds a placement Assign
+// returned from it, so a burst's records may keep up to 15 released
+// neighbours each (3 KiB per allocation at the very most); outside a
+// burst every record is its own allocation.
+const recBatch = 16
+
+// newAssignRec returns a zero record for Assign: carved from the current
+// batch while a reserved burst lasts (see recBatch), else allocated alone.
+// A clone starts without a batch, so no two clusters carve from the same
+// array.
+func (c *Cluster) newAssignRec() *assignRec {
+	if len(c.recs1) == 0 {
+		if c.burst <= 1 {
+			c.burst = 0
+			return new(assignRec)
+		}
+		c.recs1 = make([]assignRec, min(c.burst, recBatch))
+	}
+	r := &c.recs1[0]
+	c.recs1 = c.recs1[1:]
+	c.burst--
+	return r
+}
+
 // newAllocRec returns the record of allocation id holding a copy of p
 // that shares nothing with p; ord is the ordinal of the node of p's slot
 // if p has one slot (ignored otherwise).
@@ -375,12 +402,17 @@ func newAllocRec(id string, p Placement, ord int) *allocRec {
 // ReserveAllocations makes room for n allocations beyond those the cluster
 // holds, so that a caller about to make many (a scheduling round on an idle
 // cluster makes tens of thousands) grows the allocation index once instead
-// of doubling it each time it fills. It changes nothing a caller can see.
-// n ≤ 0 does nothing, and n counts at most the GPUs no allocation holds
+// of doubling it each time it fills, and the records of the next n
+// one-node allocations [Cluster.Assign] makes are allocated 16 at a time
+// (see recBatch for the memory this may keep). It changes nothing a caller
+// can see. n ≤ 0 does nothing, and n counts at most the GPUs no allocation holds
 // (each allocation holds one at least). O(allocations + n) if the index
 // grows, else O(1).
 func (c *Cluster) ReserveAllocations(n int) {
-	c.allocs.reserve(c.tok, min(n, c.capacity-c.used))
+	n = min(n, c.capacity-c.used)
+	c.allocs.reserve(c.tok, n)
+	// The records of the burst's one-node allocations come in batches.
+	c.burst = max(c.burst, n)
 }
 
 // getAlloc returns the record of allocation id. O(1) expected.
@@ -436,6 +468,12 @@ type Cluster struct {
 	// and has that id (ids are unique, so that is the node), so that
 	// entries never need to be forgotten; a clone starts without any.
 	seen [64]int32
+
+	// recs1 is what is left of the current batch of Assign's records, and
+	// burst how many more allocations the last ReserveAllocations
+	// announced (see recBatch); a clone starts with neither.
+	recs1 []assignRec
+	burst int
 }
 
 // seenSlot is the entry of Cluster.seen for node id: its length and last

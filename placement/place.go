@@ -225,7 +225,8 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 		// the GPU indices (in the record up to 4 GPUs), each using its
 		// own half of them.
 		b := p.best
-		r := &assignRec{allocRec: allocRec{id: id, ord: int32(b.ord)}}
+		r := c.newAssignRec()
+		r.id, r.ord = id, int32(b.ord)
 		gpus := r.gpus[:0]
 		if 2*demand > len(r.gpus) {
 			gpus = make([]int, 0, 2*demand)
