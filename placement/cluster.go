@@ -842,19 +842,36 @@ func (c *Cluster) RemoveNode(id string) error {
 	return nil
 }
 
-// mutNode returns a record of node ord that c may change in place.
+// mutNode returns a record of node ord that c may change in place. When
+// the record is shared (c was cloned since it was made), it copies with it
+// every other shared record of the same group of 4 ordinals (a cowGroup),
+// all in one array: a round that changes many nodes after a clone makes one
+// allocation per group instead of one per node, and since the group's
+// shared records are always copied together, c holds all of an array's
+// records or none of them (none is kept alive by a neighbour it no longer
+// uses).
 func (c *Cluster) mutNode(ord int) *nodeState {
 	n := c.recs.at(ord)
 	if n.owner == c.tok {
 		return n
 	}
-	cp := *n
-	cp.owner = c.tok
-	if cp.hi != nil {
-		cp.hi = slices.Clone(cp.hi)
+	const group = 1 << (cowArrayBits - cowChunkBits)
+	base := ord &^ (group - 1)
+	batch := new([group]nodeState)
+	for k := range group {
+		m := c.recs.at(base + k)
+		if m == nil || m.owner == c.tok {
+			continue
+		}
+		cp := &batch[k]
+		*cp = *m
+		cp.owner = c.tok
+		if cp.hi != nil {
+			cp.hi = slices.Clone(cp.hi)
+		}
+		c.recs.set(c.tok, base+k, cp)
 	}
-	c.recs.set(c.tok, ord, &cp)
-	return &cp
+	return &batch[ord-base]
 }
 
 // mutDomain returns a record of domain ord that c may change in place.
