@@ -447,6 +447,15 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 		}
 	}
 	a.credits = credits
+	// A tenant with waiting jobs is never early: if a waiting demand fits
+	// with its expiring jobs let go, it fits the view of the late ones,
+	// whichever the early ones are, and no account need be read.
+	withWaiting := a.freeView(s, credits, func(c *tenantCredit) bool { return len(s.pendingByTenant[c.tenant]) > 0 })
+	for _, ds := range s.pendingByTenant {
+		if withWaiting.fitsAny(ds, s.nodes.largest) {
+			return false
+		}
+	}
 	all := a.freeView(s, credits, nil)
 	lo := math.Inf(1) // the lowest ρ of a waiting tenant that matters
 	for ti, ds := range s.pendingByTenant {
