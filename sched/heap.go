@@ -7,13 +7,13 @@ package sched
 // themselves, without an interface or type parameters, so that every
 // comparison is a direct call the compiler may inline.
 
-func heapInit(h []candEntry, o candOrder) {
+func heapInit(h []candEntry, o *candOrder) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i, o)
 	}
 }
 
-func heapPush(h *[]candEntry, x candEntry, o candOrder) {
+func heapPush(h *[]candEntry, x candEntry, o *candOrder) {
 	*h = append(*h, x)
 	siftUp(*h, len(*h)-1, o)
 }
@@ -23,7 +23,7 @@ func heapPush(h *[]candEntry, x candEntry, o candOrder) {
 // leaves is carried down along the path of first children (one
 // comparison a level instead of two) and the last entry sifted up from
 // where the path ends (Floyd's bottom-up pop).
-func heapPop(h *[]candEntry, o candOrder) candEntry {
+func heapPop(h *[]candEntry, o *candOrder) candEntry {
 	a := *h
 	n := len(a) - 1
 	x := a[0]
@@ -53,7 +53,7 @@ func heapPop(h *[]candEntry, o candOrder) candEntry {
 	return x
 }
 
-func siftUp(h []candEntry, j int, o candOrder) {
+func siftUp(h []candEntry, j int, o *candOrder) {
 	for j > 0 {
 		i := (j - 1) / 2
 		if !o.less(h[j], h[i]) {
@@ -64,7 +64,7 @@ func siftUp(h []candEntry, j int, o candOrder) {
 	}
 }
 
-func siftDown(h []candEntry, i int, o candOrder) {
+func siftDown(h []candEntry, i int, o *candOrder) {
 	n := len(h)
 	for {
 		l := 2*i + 1

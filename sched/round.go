@@ -336,42 +336,35 @@ func (r *round) init(in Input, opts Options) error {
 	pending, pendingGPUs := 0, 0.0 // candidates not running, and their demand
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
-		bad := func(sentinel error, format string, args ...any) error {
-			// A duplicate among the ids added so far comes first.
-			if err := r.duplicate(); err != nil {
-				return err
-			}
-			return &Error{Index: i, Job: c.Job, Tenant: c.Tenant, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
-		}
 		switch {
 		case c.Job == "":
-			return bad(ErrInvalidCandidate, "empty job id")
+			return r.badCandidate(i, ErrInvalidCandidate, "empty job id")
 		case c.Tenant == "":
-			return bad(ErrInvalidCandidate, "empty tenant id")
+			return r.badCandidate(i, ErrInvalidCandidate, "empty tenant id")
 		case c.Demand <= 0:
-			return bad(ErrInvalidCandidate, "demand %d is not positive", c.Demand)
+			return r.badCandidate(i, ErrInvalidCandidate, "demand %d is not positive", c.Demand)
 		}
 		h := ids.add()
 		if c.Running {
 			if g := c.Placement.GPUs(); g != int(c.Demand) {
-				return bad(ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
+				return r.badCandidate(i, ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
 			}
 			if hold != nil {
 				if !hold.Holds(string(c.Job), c.Placement) {
 					if alloc != nil {
 						if _, ok := alloc.Allocation(string(c.Job)); !ok {
-							return bad(ErrInvalidCandidate, "running but holds nothing in the placer")
+							return r.badCandidate(i, ErrInvalidCandidate, "running but holds nothing in the placer")
 						}
 					}
-					return bad(ErrInvalidCandidate, "placement differs from what the placer holds")
+					return r.badCandidate(i, ErrInvalidCandidate, "placement differs from what the placer holds")
 				}
 			} else if alloc != nil {
 				held, ok := alloc.Allocation(string(c.Job))
 				if !ok {
-					return bad(ErrInvalidCandidate, "running but holds nothing in the placer")
+					return r.badCandidate(i, ErrInvalidCandidate, "running but holds nothing in the placer")
 				}
 				if !held.Equal(c.Placement) {
-					return bad(ErrInvalidCandidate, "placement differs from what the placer holds")
+					return r.badCandidate(i, ErrInvalidCandidate, "placement differs from what the placer holds")
 				}
 			}
 			r.running = append(r.running, int32(i))
@@ -385,12 +378,12 @@ func (r *round) init(in Input, opts Options) error {
 		if ti < 0 {
 			acct, ok := in.Accounts.TenantAccount(c.Tenant)
 			if !ok {
-				return bad(ErrUnknownTenant, "tenant has no account")
+				return r.badCandidate(i, ErrUnknownTenant, "tenant has no account")
 			}
 			if rater != nil {
 				rate, ok := rater.TenantFairRate(c.Tenant)
 				if !ok {
-					return bad(ErrUnknownTenant, "tenant has no fair rate")
+					return r.badCandidate(i, ErrUnknownTenant, "tenant has no fair rate")
 				}
 				acct = advanced(acct, rate, r.lease)
 			}
@@ -451,6 +444,17 @@ func (r *round) init(in Input, opts Options) error {
 	return nil
 }
 
+// badCandidate reports candidate i, rejected by init for sentinel, unless
+// the candidates before it, whose ids were added to r.ids, hold a duplicate
+// id, which comes first.
+func (r *round) badCandidate(i int, sentinel error, format string, args ...any) error {
+	if err := r.duplicate(); err != nil {
+		return err
+	}
+	c := &r.in[i]
+	return &Error{Index: i, Job: c.Job, Tenant: c.Tenant, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
+}
+
 // duplicate reports the first candidate whose job id an earlier one has,
 // among the candidates whose ids were added to r.ids, or nil.
 func (r *round) duplicate() error {
@@ -502,7 +506,7 @@ func (r *round) prepare(ti int32) error {
 			r.setRest(ci, s)
 		}
 	}
-	heapInit(t.heap, r.candLT)
+	heapInit(t.heap, &r.candLT)
 	t.ready = true
 	return nil
 }
@@ -555,7 +559,7 @@ type candEntry struct {
 	slen   uint8
 }
 
-func (o candOrder) less(a, b candEntry) bool {
+func (o *candOrder) less(a, b candEntry) bool {
 	// Unequal first components decide most comparisons: this much is
 	// inlined. A NaN compares false both ways and goes on to cmp.Compare.
 	if a.k0 > b.k0 {
@@ -569,7 +573,7 @@ func (o candOrder) less(a, b candEntry) bool {
 
 // lessFrom0 is less for entries whose first components are neither
 // smaller nor larger than each other: equal, or a NaN among them.
-func (o candOrder) lessFrom0(a, b candEntry) bool {
+func (o *candOrder) lessFrom0(a, b candEntry) bool {
 	if c := cmp.Compare(a.k0, b.k0); c != 0 {
 		return c > 0
 	}
@@ -581,7 +585,7 @@ func (o candOrder) lessFrom0(a, b candEntry) bool {
 
 // lessRest orders candidates i and j whose first two reward components are
 // equal: by the rest of the reward, the tie-break, then the job id.
-func (o candOrder) lessRest(i, j int32) bool {
+func (o *candOrder) lessRest(i, j int32) bool {
 	if o.rest != nil {
 		a, b := &o.rest[i], &o.rest[j]
 		for k := 2; k < MaxScoreLen; k++ {
@@ -644,7 +648,7 @@ func (r *round) stage(s Stage) error {
 			t.out = true
 			t.blocked = ci
 			t.reason = r.reasons[r.cands[ci].reason-1]
-			heapPush(&t.heap, ce, r.candLT) // tried again by the backfill stage
+			heapPush(&t.heap, ce, &r.candLT) // tried again by the backfill stage
 			tt.remove(ti)
 		}
 	}
@@ -672,7 +676,7 @@ func (r *round) popCand(ti int32) (candEntry, error) {
 	if len(t.heap) == 0 {
 		return candEntry{ci: -1}, nil
 	}
-	return heapPop(&t.heap, r.candLT), nil
+	return heapPop(&t.heap, &r.candLT), nil
 }
 
 func (r *round) placerErr(ci int32, what string, err error) error {
@@ -728,16 +732,16 @@ func (r *round) placeNow(ci int32, d int) (q placement.Placement, nofit, err err
 		q, err = r.cl.AssignHashed(id, r.cands[ci].h, d)
 	}
 	switch {
+	case err == nil && r.cl == nil:
+		return q, nil, r.allocate(ci, q)
+	case err == nil:
+		return q, nil, r.allocated(ci, q)
 	case errors.Is(err, placement.ErrNoFit):
 		return q, err, nil
 	case r.cl != nil && errors.Is(err, placement.ErrDuplicateAllocation):
 		return q, nil, r.allocErr(ci, err)
-	case err != nil:
-		return q, nil, r.placerErr(ci, "place", err)
-	case r.cl == nil:
-		return q, nil, r.allocate(ci, q)
 	}
-	return q, nil, r.allocated(ci, q)
+	return q, nil, r.placerErr(ci, "place", err)
 }
 
 // release frees running candidate ci.
