@@ -1271,13 +1271,21 @@ func (t *trimmer) clock(now time.Time) roundClock {
 type rhoMemo struct {
 	alloc, fair float64       // the account read at `at`
 	at          time.Duration // when the account was read (roundClock.at)
-	leases      int           // the job's Leases then: a grant since voids the memo
-	exact       bool          // at is exact (see roundClock)
+	// leases is the job's Leases then (a grant since voids the memo), in
+	// 32 bits, which keeps a job's record in a smaller size class: a count
+	// that does not fit never matches (see sameLeases)
+	leases int32
+	exact  bool // at is exact (see roundClock)
 	// settled: two reads at different times found the same Alloc, so the
 	// job held no GPUs in between (its checkpoint was written); it holds
 	// none until its next grant, and its Alloc stays as it is.
 	settled bool
 	read    bool // the memo holds a read
+}
+
+// sameLeases reports whether js has had no lease since the memo's read.
+func (m *rhoMemo) sameLeases(js *JobState) bool {
+	return js.Leases < math.MaxInt32 && int(m.leases) == js.Leases
 }
 
 // read reads the job's ρ_job (1 without an account; the round reports the
@@ -1290,8 +1298,8 @@ func (w *waiting) read(acc sched.Accounts, now roundClock) oldJob {
 	}
 	prev := w.memo
 	w.memo = rhoMemo{
-		alloc: float64(a.Alloc), fair: float64(a.FairShare), at: now.at, exact: now.exact, leases: js.Leases, read: true,
-		settled: prev.read && prev.exact && now.exact && prev.leases == js.Leases && prev.at < now.at && prev.alloc == float64(a.Alloc),
+		alloc: float64(a.Alloc), fair: float64(a.FairShare), at: now.at, exact: now.exact, leases: int32(min(js.Leases, math.MaxInt32)), read: true,
+		settled: prev.read && prev.exact && now.exact && prev.sameLeases(js) && prev.at < now.at && prev.alloc == float64(a.Alloc),
 	}
 	return oldJob{js: js, rho: a.Rho, w: w}
 }
@@ -1306,7 +1314,7 @@ func (w *waiting) read(acc sched.Accounts, now roundClock) oldJob {
 // difference is the exact time since the read.
 func (w *waiting) bound(now roundClock) (ledger.Rho, bool) {
 	m, js := &w.memo, w.js
-	if !m.settled || m.leases != js.Leases || !now.exact || now.at < m.at {
+	if !m.settled || !m.sameLeases(js) || !now.exact || now.at < m.at {
 		return 0, false
 	}
 	d := float64(w.gpus)

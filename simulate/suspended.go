@@ -276,7 +276,7 @@ func (t *trimmer) rekey(g *suspGroup, now roundClock) {
 	scale := max(now.scale, marginScale(now.now.Add(h)))
 	for i, w := range g.jobs {
 		m := &w.memo
-		if !m.settled || m.leases != w.js.Leases || m.at > now.at || until-m.at < 0 {
+		if !m.settled || !m.sameLeases(w.js) || m.at > now.at || until-m.at < 0 {
 			continue
 		}
 		d := float64(w.gpus)

@@ -3,6 +3,7 @@ package simulate
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -67,4 +68,25 @@ func TestPropertyLowestFirstMatchesSort(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A memo matches a job's lease count only while it fits in 32 bits: a
+// count that does not fit never matches, so the bound is not used.
+func TestMemoSameLeases(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		memo   int
+		leases int
+		want   bool
+	}{
+		{"the same count matches", 3, 3, true},
+		{"a grant since the read voids the memo", 3, 4, false},
+		{"a count beyond 32 bits never matches", math.MaxInt32, math.MaxInt32 + 1, false},
+		{"the largest count is kept as beyond 32 bits", math.MaxInt32, math.MaxInt32, false},
+	} {
+		m := rhoMemo{leases: int32(min(c.memo, math.MaxInt32))}
+		if got := m.sameLeases(&JobState{Leases: c.leases}); got != c.want {
+			t.Errorf("%s: sameLeases = %v, want %v", c.name, got, c.want)
+		}
+	}
 }
