@@ -371,8 +371,11 @@ func (r *round) init(in Input, opts Options) error {
 			r.expHeld += int(c.Demand)
 		}
 		// Candidates usually come grouped by tenant: skip the lookup then.
+		// (Ids of one length that end alike are compared whole; most of
+		// those that differ, as numbered ids do, differ in the last byte,
+		// and a round whose tenants come mixed compares no more.)
 		ti := lastTenant
-		if i == 0 || c.Tenant != lastID {
+		if i == 0 || !sameTail(c.Tenant, lastID) || c.Tenant != lastID {
 			ti = tenantIDs.index(c.Tenant)
 		}
 		if ti < 0 {
@@ -442,6 +445,12 @@ func (r *round) init(in Input, opts Options) error {
 	clear(r.grants)
 	r.res.Grants = r.grants[:0]
 	return nil
+}
+
+// sameTail reports whether a and b have the same length and last byte: a
+// cheap test that most unequal ids fail before a comparison of their bytes.
+func sameTail(a, b ledger.TenantID) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1])
 }
 
 // badCandidate reports candidate i, rejected by init for sentinel, unless
