@@ -568,16 +568,14 @@ func (e *engine) staleBefore(t, later time.Duration) {
 		e.staleAt(t)
 		return
 	}
+	for _, l := range e.cfg.Intervals {
+		if t < 0 || t/l != later/l {
+			e.staleAt(t) // an interval ends in (t, later]
+			return
+		}
+	}
 	e.res.Stats.Events++
 	e.staleMax = max(e.staleMax, t)
-	b := e.lastEnd(t) // [staleLo, staleHi) is t's span
-	if later < e.staleHi {
-		return
-	}
-	if b > e.now && b != e.staleLast {
-		e.staleLast = b
-		e.stale.add(b)
-	}
 }
 
 // lastEnd returns the latest end of a tenant interval (of any length) at

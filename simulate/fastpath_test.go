@@ -402,6 +402,12 @@ func runTheLongWayToo(t *rapid.T, cfg Config, jobs []trace.Job, o AstraeaOptions
 func TestPropertyRenewalKeepsNoStaleTime(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg, jobs := genVariedWorkload(t)
+		// Short leases, each renewal pausing the job for a checkpoint
+		// (overheads below a third of the lease, so that runs end).
+		cfg.Lease = time.Duration(rapid.SampledFrom([]int{15, 30, 60}).Draw(t, "renewedLease")) * time.Second
+		cfg.ColdStart = min(cfg.ColdStart, cfg.Lease/3)
+		cfg.Checkpoint = time.Duration(rapid.IntRange(1, int(cfg.Lease.Seconds())/3).Draw(t, "renewalCkpt")) * time.Second
+		cfg.Iteration = 0
 		cfg.CheckpointOnRenew = true
 		cfg.Intervals = nil
 		for _, l := range rapid.SliceOfNDistinct(rapid.SampledFrom([]int{5, 7, 10, 20, 30, 60}), 1, 3, rapid.ID[int]).Draw(t, "intervals") {
