@@ -419,17 +419,27 @@ func (r *round) init(in Input, opts Options) error {
 
 	// One backing array for all candidate heaps, partitioned by tenant; a
 	// heap never grows beyond its own candidates, so the parts never overlap.
+	// The entries are written through a cursor per tenant (counts, turned
+	// into the parts' ends), not appended to the tenants' slices, whose
+	// headers would be stored, through the write barrier, once per
+	// candidate.
 	r.counts = counts
 	r.heaps = resize(r.heaps, n)
 	all := r.heaps
 	off := int32(0)
-	for ti := range r.tenants {
-		r.tenants[ti].heap = all[off : off : off+counts[ti]]
-		off += counts[ti]
+	for ti, k := range counts {
+		counts[ti] = off
+		off += k
 	}
 	for i := range r.cands {
-		t := &r.tenants[r.cands[i].tenant]
-		t.heap = append(t.heap, candEntry{ci: int32(i)})
+		ti := r.cands[i].tenant
+		all[counts[ti]] = candEntry{ci: int32(i)}
+		counts[ti]++
+	}
+	off = 0
+	for ti, end := range counts {
+		r.tenants[ti].heap = all[off:end:end]
+		off = end
 	}
 	tie := opts.TieBreak
 	if tie == nil {
