@@ -86,9 +86,15 @@ type Astraea struct {
 	// which the round reads again (see roundAccounts)
 	tenantReads []readAccount
 	gains       []nodeGain
-	rounds      sched.Rounder
-	place       inPlace   // the round's Placer
-	plan        roundPlan // the last round, left on the engine's cluster
+	// gains holds nodeGains(s) for this round's state when gainsOK and
+	// gainsNodes is s.nodes (Schedule clears gainsOK); viewGains is
+	// freeView's scratch
+	gainsOK    bool
+	gainsNodes *nodeFree
+	viewGains  []nodeGain
+	rounds     sched.Rounder
+	place      inPlace   // the round's Placer
+	plan       roundPlan // the last round, left on the engine's cluster
 	// credits and first are renewsFirst's scratch
 	credits []tenantCredit
 	first   [1]demandCount
@@ -254,6 +260,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	}
 	clear(a.tenantReads)
 	a.tenantReads = a.tenantReads[:0]
+	a.gainsOK = false // a new state
 	expiring, expGPUs := len(s.Expiring), 0
 	for _, r := range s.Expiring {
 		expGPUs += r.Job.GPUs
@@ -526,14 +533,19 @@ func (v freeView) fitsAny(ds []demandCount, node int) bool {
 // freeView returns the free GPUs plus those of the expiring jobs whose
 // tenant's credit is released (every one when released is nil).
 func (a *Astraea) freeView(s *State, credits []tenantCredit, released func(*tenantCredit) bool) freeView {
-	gains := a.gains[:0]
-	for _, r := range s.Expiring {
-		if released != nil && !released(&credits[slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })]) {
-			continue
+	var gains []nodeGain
+	if released == nil {
+		gains = a.nodeGains(s)
+	} else {
+		gains = a.viewGains[:0]
+		for _, r := range s.Expiring {
+			if !released(&credits[slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })]) {
+				continue
+			}
+			gains = addSlots(gains, s.nodes, r)
 		}
-		gains = addSlots(gains, s.nodes, r)
+		a.viewGains = gains
 	}
-	a.gains = gains
 	v := freeView{largest: s.Cluster.LargestFree(), total: s.Cluster.Free()}
 	for _, g := range gains {
 		v.largest = max(v.largest, s.nodes.freeAt(g.ix)+g.gpus)
@@ -882,13 +894,18 @@ func (a *Astraea) fitsReleased(s *State, expGPUs int) (bool, error) {
 }
 
 // nodeGains returns the GPUs each node would gain if the expiring jobs let
-// go. O(slots of the expiring jobs × nodes they use).
+// go, computed once per round (fitsReleased, renewsFirst and the trimmer
+// ask for them). O(slots of the expiring jobs × nodes they use) the first
+// time.
 func (a *Astraea) nodeGains(s *State) []nodeGain {
+	if a.gainsOK && a.gainsNodes == s.nodes {
+		return a.gains
+	}
 	gains := a.gains[:0]
 	for _, r := range s.Expiring {
 		gains = addSlots(gains, s.nodes, r)
 	}
-	a.gains = gains
+	a.gains, a.gainsOK, a.gainsNodes = gains, true, s.nodes
 	return gains
 }
 
