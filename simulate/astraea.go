@@ -1506,6 +1506,16 @@ func (t *trimmer) keep(js *JobState, single bool) bool {
 	return true
 }
 
+// renewsWhenIdle reports whether the policy, called at a tick at which
+// nothing waits, always renews every expiring job in place and does
+// nothing else (see renewAll; Schedule reads no account then), so that the
+// engine may do so without building a state or a decision: not with
+// reservations (another schedule), nor without the fast paths (a full
+// round).
+func (a *Astraea) renewsWhenIdle() bool {
+	return a.opt.ReserveAfter == 0 && !a.exhaustive
+}
+
 // keepsSuspended reports whether the policy's rounds read the suspended
 // jobs from lasting groups that the engine keeps up (see suspGroup): not
 // with reservations (no trimming), for the single-level variant (one

@@ -192,6 +192,10 @@ type engine struct {
 	// to which it reports the suspended jobs as they come and go
 	// (State.suspended), or nil
 	susp *trimmer
+	// idleLease, when positive, is the lease with which the policy renews
+	// every expiring job at a tick at which nothing waits (and does
+	// nothing else): the engine then renews them itself (renewIdle)
+	idleLease time.Duration
 
 	res        Result
 	done       int
@@ -246,6 +250,9 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 		e.susp.attach()
 	}
 	e.running.loose = e.plans && !cfg.longWay
+	if plans && a.renewsWhenIdle() && !cfg.longWay {
+		e.idleLease = grantedLease(cfg.Lease)
+	}
 	if cfg.CheckEvery <= 0 {
 		e.cfg.CheckEvery = DefaultCheckEvery
 	}

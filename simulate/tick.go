@@ -29,6 +29,14 @@ func (e *engine) tick(t time.Duration) error {
 	clear(e.arrived)
 	e.arrived = e.arrived[:0]
 	e.collectExpired()
+	if e.idleLease > 0 && len(e.pending) == 0 {
+		err := e.renewIdle()
+		e.clearExpired()
+		if err != nil {
+			return err
+		}
+		return e.checkAt()
+	}
 	s := e.fillState()
 	d, err := e.pol.Schedule(s)
 	if err != nil {
@@ -45,8 +53,28 @@ func (e *engine) tick(t time.Duration) error {
 			e.schedTick(w.Sub(e.start))
 		}
 	}
+	return e.checkAt()
+}
+
+// checkAt runs the invariant checks at every Config.CheckEvery-th tick
+// when Config.Check is set.
+func (e *engine) checkAt() error {
 	if e.cfg.Check && e.res.Stats.Ticks%e.cfg.CheckEvery == 0 {
 		return e.check()
+	}
+	return nil
+}
+
+// renewIdle renews every expiring job in place for engine.idleLease, as
+// the policy decides at a tick at which nothing waits (and as
+// applyRenewals would carry out), without a state, a call of the policy
+// or a decision: the tick then costs its renewals, O(e) for e expiring
+// jobs (none: nothing).
+func (e *engine) renewIdle() error {
+	for _, j := range e.expired {
+		if err := e.renew(j, Grant{Job: j.st.Job.ID, Lease: e.idleLease, Renew: true}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
