@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 	"unsafe"
@@ -83,11 +84,7 @@ const workingSet = 1024
 // BenchmarkEventStartStop measures one Start or Stop of a job in the tenant
 // with 10k or 100k active jobs, the clock moving 1 ms per event. The work of
 // an event does not grow with the jobs of the tenant (no loop, no search
-// depends on them); what grows is the memory an event reaches at random,
-// and the garbage collector's work: the history an unbounded ledger keeps
-// (a few bytes per event) makes the runtime collect now and then, and each
-// collection marks every job record, so its share per event grows with the
-// jobs. Run with GOGC=off to time the events alone.
+// depends on them); what grows is the memory an event reaches at random.
 //
 // Three variants separate the two. "jobs=N" picks a job at random among all
 // N, so most events miss the cache. "jobs=N/working-set=1024" picks at
@@ -96,6 +93,14 @@ const workingSet = 1024
 // jobs of a burst of rounds are): the ledger's own cost at that scale,
 // which is what must not grow from 10k to 100k. "jobs=N/same-job" repeats
 // the event on one job.
+//
+// How the heap was laid out while the ledger was built also shows in the
+// working-set variant: the collections of a build reuse freed memory, so
+// the history pages the events go on to allocate land scattered through
+// the heap. "jobs=N/working-set=1024/built-without-collector" is the same
+// run on a ledger built with the collector off (it is on again, after one
+// full collection, before the timer starts), so that the two figures
+// together tell the layout's share from the ledger's.
 //
 // So that the figures explain themselves, each run also reports "load-ns":
 // the latency of one dependent load at a random address in a buffer as large
@@ -117,18 +122,31 @@ func BenchmarkEventStartStop(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("jobs=%d/working-set=%d", n, workingSet), func(b *testing.B) {
 			l, ids, at := benchLedger(b, DemandAware, n)
-			set := rand.New(rand.NewPCG(3, 4)).Perm(n)[:workingSet]
-			sub := make([]JobID, workingSet)
-			for i, k := range set {
-				sub[i] = ids[k]
-			}
-			toggleRandom(b, l, at, sub, func(i int) bool { return set[i]%2 == 0 })
+			toggleWorkingSet(b, l, at, ids)
+		})
+		b.Run(fmt.Sprintf("jobs=%d/working-set=%d/built-without-collector", n, workingSet), func(b *testing.B) {
+			gc := debug.SetGCPercent(-1)
+			l, ids, at := benchLedger(b, DemandAware, n)
+			debug.SetGCPercent(gc)
+			runtime.GC()
+			toggleWorkingSet(b, l, at, ids)
 		})
 		b.Run(fmt.Sprintf("jobs=%d/same-job", n), func(b *testing.B) {
 			l, ids, at := benchLedger(b, DemandAware, n)
 			toggleRandom(b, l, at, ids[:1], func(int) bool { return true }) // job 0 starts out running
 		})
 	}
+}
+
+// toggleWorkingSet is toggleRandom on workingSet jobs of ids (built by
+// benchLedger) picked at random.
+func toggleWorkingSet(b *testing.B, l *Ledger, at time.Time, ids []JobID) {
+	set := rand.New(rand.NewPCG(3, 4)).Perm(len(ids))[:workingSet]
+	sub := make([]JobID, workingSet)
+	for i, k := range set {
+		sub[i] = ids[k]
+	}
+	toggleRandom(b, l, at, sub, func(i int) bool { return set[i]%2 == 0 })
 }
 
 // toggleRandom times b.N events, each a Stop of a running job or a Start of
