@@ -161,6 +161,11 @@ type engine struct {
 	hasNext bool
 	srcDone bool
 	lastSub time.Duration
+	// nextSub is next.Submit.Sub(start) when nextSubOK: the loop asks for
+	// it at every turn, readNext forgets it (Config.longWay computes it
+	// every time)
+	nextSub   time.Duration
+	nextSubOK bool
 
 	now         time.Duration
 	nowAt       time.Time // e.at(e.now), kept by advance: renewals, states and ledger events all ask for it
@@ -341,6 +346,7 @@ func (e *engine) readNext() error {
 			ErrUnsorted, j.ID, j.Line, j.Submit, e.next.ID, e.next.Submit)
 	}
 	e.next, e.hasNext = j, true
+	e.nextSubOK = false
 	return nil
 }
 
@@ -378,8 +384,11 @@ func (e *engine) loop() error {
 			te = e.stale.min()
 		}
 		if e.hasNext {
-			if ts := e.next.Submit.Sub(e.start); ts < te {
-				te = ts
+			if !e.nextSubOK || e.cfg.longWay {
+				e.nextSub, e.nextSubOK = e.next.Submit.Sub(e.start), true
+			}
+			if e.nextSub < te {
+				te = e.nextSub
 			}
 		}
 		switch {
@@ -422,7 +431,11 @@ func (e *engine) stalled() error {
 
 // advance moves the clock to t, closing tenant intervals that end by t.
 func (e *engine) advance(t time.Duration) error {
-	e.now, e.nowAt = t, e.at(t)
+	if t != e.now || e.cfg.longWay {
+		// A tick mostly comes at the time of the step before it: the
+		// clock's time.Time is then kept (Config.longWay converts it).
+		e.now, e.nowAt = t, e.at(t)
+	}
 	for i, b := range e.boundaries {
 		for b <= t {
 			if err := e.closeInterval(e.cfg.Intervals[i], b); err != nil {
