@@ -26,8 +26,10 @@ func (e *engine) tick(t time.Duration) error {
 		j.phase = phPending
 		e.addPending(j)
 	}
-	clear(e.arrived)
-	e.arrived = e.arrived[:0]
+	if len(e.arrived) > 0 { // else nothing to forget
+		clear(e.arrived)
+		e.arrived = e.arrived[:0]
+	}
 	e.collectExpired()
 	if e.idleLease > 0 && len(e.pending) == 0 {
 		err := e.renewIdle()
@@ -121,7 +123,9 @@ func (e *engine) collectExpired() {
 			keep = append(keep, j)
 		}
 	}
-	slices.SortFunc(keep, func(a, b *job) int { return compareJobs(&a.st, &b.st) })
+	if len(keep) > 1 {
+		slices.SortFunc(keep, func(a, b *job) int { return compareJobs(&a.st, &b.st) })
+	}
 	e.expired = keep
 	e.expState = e.expState[:0]
 	for _, j := range keep {
@@ -131,6 +135,9 @@ func (e *engine) collectExpired() {
 
 // clearExpired forgets the jobs whose lease ended, after a decision.
 func (e *engine) clearExpired() {
+	if len(e.expired) == 0 && len(e.expState) == 0 {
+		return // no lease ended: nothing to forget
+	}
 	for _, j := range e.expired {
 		j.listed = false
 	}
