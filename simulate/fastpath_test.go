@@ -418,3 +418,41 @@ func TestPropertyRenewalKeepsNoStaleTime(t *testing.T) {
 		}
 	})
 }
+
+// TestRenewsIdleJobsAsThePolicy: at a tick at which nothing waits, the
+// engine renews the expiring jobs itself, without calling ASTRAEA; the run
+// must be the one in which the policy decides at every tick
+// (Config.longWay), renewal checkpoints and counts included.
+func TestRenewsIdleJobsAsThePolicy(t *testing.T) {
+	job := func(id, tenant string, gpus, submit, dur int) trace.Job {
+		return trace.Job{ID: id, Tenant: tenant, GPUs: gpus, Submit: ts(submit), Duration: sec(dur)}
+	}
+	for _, c := range []struct {
+		name string
+		jobs []trace.Job
+	}{
+		{"a lone job is renewed at every lease end", []trace.Job{job("j1", "a", 4, 0, 7200)}},
+		{"leases that end apart are renewed at their own ticks", []trace.Job{job("j1", "a", 4, 0, 3600), job("j2", "b", 2, 30, 1800)}},
+		{"a job that waits for the cluster ends the idle stretch", []trace.Job{
+			job("j1", "a", 4, 0, 3600), job("j2", "b", 4, 25, 3600), job("j3", "b", 8, 1200, 600), job("j4", "a", 1, 2000, 60)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig(1, 8, "a", "b")
+			cfg.Lease = sec(60)
+			cfg.Checkpoint = sec(5)
+			cfg.CheckpointOnRenew = true
+			var res [2]*Result
+			for i, lw := range []bool{false, true} {
+				cfg.longWay = lw
+				p, _ := NewAstraea(DefaultAstraeaOptions())
+				res[i] = mustRun(t, cfg, src(c.jobs...), p)
+			}
+			if !reflect.DeepEqual(res[0].Run, res[1].Run) || res[0].Stats != res[1].Stats {
+				t.Fatalf("runs with and without the idle renewals differ:\n%+v\n%+v", res[0].Stats, res[1].Stats)
+			}
+			if res[0].Stats.Renewals == 0 {
+				t.Fatalf("no renewal: %+v", res[0].Stats)
+			}
+		})
+	}
+}
