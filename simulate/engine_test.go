@@ -517,3 +517,26 @@ func TestAdmissionStrings(t *testing.T) {
 		t.Errorf("Admission(7).String() = %q", got)
 	}
 }
+
+// FuzzParseAdmission checks the -admit parser on any text: it accepts
+// exactly the names String gives, and rejects the rest with ErrConfig.
+func FuzzParseAdmission(f *testing.F) {
+	for _, s := range []string{"submit", "tick", "", "Tick", " submit", "submit\x00", "arrival", "Admission(7)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAdmission(s)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("ParseAdmission(%q): error %v does not match ErrConfig", s, err)
+			}
+			if s == AdmitOnSubmit.String() || s == AdmitAtTick.String() {
+				t.Fatalf("ParseAdmission(%q) rejects a name String gives: %v", s, err)
+			}
+			return
+		}
+		if a.String() != s {
+			t.Fatalf("ParseAdmission(%q) = %v, whose name is %q", s, a, a.String())
+		}
+	})
+}
