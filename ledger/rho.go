@@ -94,7 +94,7 @@ func (r *Rho) UnmarshalJSON(b []byte) error {
 			return rhoError("Rho.UnmarshalJSON", err.Error())
 		}
 		if s != "+Inf" && s != "Inf" {
-			return rhoError("Rho.UnmarshalJSON", "the only string ρ is \"+Inf\", not "+strconv.Quote(s))
+			return rhoError("Rho.UnmarshalJSON", "a ρ given as a string must be \"+Inf\", not "+strconv.Quote(s))
 		}
 		*r = Rho(math.Inf(1))
 		return nil
