@@ -86,13 +86,13 @@ const workingSet = 1024
 // an event does not grow with the jobs of the tenant (no loop, no search
 // depends on them); what grows is the memory an event reaches at random.
 //
-// Three variants separate the two. "jobs=N" picks a job at random among all
-// N, so most events miss the cache. "jobs=N/working-set=1024" picks at
-// random among 1,024 jobs scattered through the tenant (records, table
-// slots and ids all over the heap, but few enough to stay cached, as the
-// jobs of a burst of rounds are): the ledger's own cost at that scale,
-// which is what must not grow from 10k to 100k. "jobs=N/same-job" repeats
-// the event on one job.
+// Three variants separate the ledger's own cost from the memory's.
+// "jobs=N" picks a job at random among all N, so most events miss the
+// cache. "jobs=N/working-set=1024" picks at random among 1,024 jobs
+// scattered through the tenant (records, table slots and ids all over the
+// heap, but few enough to stay cached, as the jobs of a burst of rounds
+// are): the ledger's own cost at that scale, which is what must not grow
+// from 10k to 100k. "jobs=N/same-job" repeats the event on one job.
 //
 // How the heap was laid out while the ledger was built also shows in the
 // working-set variant: the collections of a build reuse freed memory, so
