@@ -69,11 +69,16 @@ func (d decay) grow(v, r float64, dt int64) float64 {
 		return v
 	}
 	if d == 0 {
-		return v + float64(r*sec(dt))
+		return linear(v, r, dt)
 	}
 	x := float64(d) * sec(dt)
 	return float64(v*math.Exp(-x)) + float64(r*(-math.Expm1(-x))/float64(d))
 }
+
+// linear is grow without decay. It is small enough to inline where grow is
+// not, so that the appends and reads of an undecayed series call it
+// directly, computing the same bits as grow.
+func linear(v, r float64, dt int64) float64 { return v + float64(r*sec(dt)) }
 
 // window is the account over [from, to) given the values at both ends.
 func (d decay) window(vFrom, vTo float64, from, to int64) float64 {
@@ -464,9 +469,8 @@ func (s *series) set(t int64, r float64, d decay, begin int64) {
 		s.st.setHeadRate(r)
 		return
 	}
-	// t > h.t here. Without decay, grow's sum is written out, since grow
-	// is too large to inline: the same expression, so the same bits.
-	p := point{t: t, v: h.v + float64(h.r*sec(t-h.t)), r: r}
+	// t > h.t here; without decay grow is linear, called directly.
+	p := point{t: t, v: linear(h.v, h.r, t-h.t), r: r}
 	if d != 0 {
 		p.v = d.grow(h.v, h.r, t-h.t)
 	}
@@ -485,8 +489,8 @@ func (s *series) at(t int64, d decay) float64 {
 		return 0
 	case t == p.t: // what grow returns for no time
 		return p.v
-	case d == 0: // grow without decay, written out as in set
-		return p.v + float64(p.r*sec(t-p.t))
+	case d == 0: // grow without decay, as in set
+		return linear(p.v, p.r, t-p.t)
 	}
 	return d.grow(p.v, p.r, t-p.t)
 }
