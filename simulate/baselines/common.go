@@ -166,26 +166,6 @@ func capacities(quotas map[string]float64, capacity int) map[string]int {
 	return out
 }
 
-// tenantsOf returns the sorted set of tenants that have jobs in s or a quota.
-func tenantsOf(s *simulate.State) []string {
-	seen := make(map[string]bool, len(s.Quotas))
-	for t := range s.Quotas {
-		seen[t] = true
-	}
-	for _, js := range s.Pending {
-		seen[js.Job.Tenant] = true
-	}
-	for _, js := range s.Running {
-		seen[js.Job.Tenant] = true
-	}
-	out := make([]string, 0, len(seen))
-	for t := range seen {
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // forgetLeft deletes from m, a policy's per-job state keyed by job id, the
 // jobs that are neither pending nor running in s (they finished). O(len(m) +
 // jobs in s); callers run it only when m has grown well past the live jobs.
