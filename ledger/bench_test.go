@@ -448,3 +448,31 @@ func BenchmarkLookupFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkViewJobAccount asks a View for the lifetime account of every job
+// of the tenant with 10k or 100k active jobs (benchLedger), in a shuffled
+// order laid out before timing: what a scheduling round asks of each of its
+// candidates. An op is one lookup. The work is O(1) at Now() (the last
+// breakpoint of the job's alloc series and of its θ-group's series); what
+// grows from 10k to 100k is the memory each lookup reaches (table slot, job
+// record, θ-group), as in BenchmarkEventStartStop.
+func BenchmarkViewJobAccount(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			l, ids, _ := benchLedger(b, QuotaShare, n)
+			order := make([]JobID, len(ids))
+			for i, k := range rand.New(rand.NewPCG(5, 6)).Perm(len(ids)) {
+				order[i] = ids[k]
+			}
+			v := l.View(l.Now())
+			runtime.GC()
+			c := startCPU(b)
+			for i := 0; i < b.N; i++ {
+				if _, ok := v.JobAccount(order[i%len(order)]); !ok {
+					b.Fatal("unknown id")
+				}
+			}
+			c.stop()
+		})
+	}
+}
