@@ -61,8 +61,10 @@ type job struct {
 	prog    lease.Progress
 	startAt time.Duration // while starting: when it will start holding
 
-	runIx  int32 // its place in a loose running set (see runSet)
-	listed bool  // in the engine's list of expired leases this tick
+	// setIx is its place in a loose set of the engine, running or
+	// pending (a job is never in both; see runSet)
+	setIx  int32
+	listed bool // in the engine's list of expired leases this tick
 	// marks of apply: equal to the engine's stamp when the current decision
 	// preempts, grants or renews the job
 	stopMark, grantMark, renewMark uint64
@@ -137,7 +139,7 @@ type engine struct {
 	jobs    map[string]*job
 	slab    []*job // by job index; nil once a job has ended
 	arrived []*job
-	pending []*JobState
+	pending runSet // the jobs waiting for GPUs
 	running runSet
 	blind   bool // the policy is ProgressBlind
 
@@ -255,6 +257,9 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 		e.susp.attach()
 	}
 	e.running.loose = e.plans && !cfg.longWay
+	// ASTRAEA reads the suspended jobs from its groups and the new ones
+	// from freshByTenant, never State.Pending.
+	e.pending.loose = e.susp != nil && !cfg.longWay
 	if plans && a.renewsWhenIdle() && !cfg.longWay {
 		e.idleLease = grantedLease(cfg.Lease)
 	}
@@ -867,7 +872,7 @@ func (e *engine) finish() error {
 	if err := e.advance(e.now); err != nil {
 		return err
 	}
-	if e.held != 0 || len(e.jobs) != 0 || len(e.running.states) != 0 || len(e.pending) != 0 {
+	if e.held != 0 || len(e.jobs) != 0 || len(e.running.states) != 0 || len(e.pending.states) != 0 {
 		return fmt.Errorf("%w: at the end %d GPUs held, %d jobs active", ErrInvariant, e.held, len(e.jobs))
 	}
 	if err := e.check(); err != nil {
@@ -917,16 +922,23 @@ func (e *engine) check() error {
 	if err := e.cluster.Check(); err != nil {
 		return fmt.Errorf("%w: cluster at %v: %w", ErrInvariant, e.nowAt, err)
 	}
-	if !e.running.loose && !slices.IsSortedFunc(e.running.states, compareJobs) {
-		return fmt.Errorf("%w: the running set is out of order", ErrInvariant)
+	for _, c := range []struct {
+		set  *runSet
+		name string
+	}{{&e.running, "running"}, {&e.pending, "pending"}} {
+		if !c.set.loose && !slices.IsSortedFunc(c.set.states, compareJobs) {
+			return fmt.Errorf("%w: the %s set is out of order", ErrInvariant, c.name)
+		}
+		for i, s := range c.set.states {
+			if c.set.loose && int(s.eng.setIx) != i {
+				return fmt.Errorf("%w: %s job %s is at %d of the %s set, its record says %d", ErrInvariant, c.name, s.Job.ID, i, c.name, s.eng.setIx)
+			}
+		}
 	}
 	var used int
-	for i, s := range e.running.states {
+	for _, s := range e.running.states {
 		if s.eng == nil || &s.eng.st != s || e.jobs[s.Job.ID] != s.eng {
 			return fmt.Errorf("%w: running job %s does not lead to its record", ErrInvariant, s.Job.ID)
-		}
-		if e.running.loose && int(s.eng.runIx) != i {
-			return fmt.Errorf("%w: running job %s is at %d of the running set, its record says %d", ErrInvariant, s.Job.ID, i, s.eng.runIx)
 		}
 		if (len(s.slotNodes) > 0 || !e.cfg.longWay) && !slices.Equal(s.slotNodes, e.nodes.slotNodes(s.Placement, nil)) {
 			return fmt.Errorf("%w: running job %s keeps the nodes %v of its slots, they are %v", ErrInvariant, s.Job.ID, s.slotNodes, e.nodes.slotNodes(s.Placement, nil))
@@ -945,7 +957,7 @@ func (e *engine) check() error {
 		}
 	}
 	if e.susp != nil {
-		if err := e.susp.checkSuspended(e.pending); err != nil {
+		if err := e.susp.checkSuspended(e.pending.states); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvariant, err)
 		}
 	}
@@ -953,7 +965,14 @@ func (e *engine) check() error {
 	// shortcuts read, are those of the pending list.
 	demands := make([][]demandCount, len(e.tenants))
 	fresh := make([][]*JobState, len(e.tenants))
-	for _, s := range e.pending {
+	pending := e.pending.states
+	if e.pending.loose {
+		pending = slices.SortedFunc(slices.Values(pending), compareJobs)
+	}
+	for _, s := range pending {
+		if s.eng == nil || &s.eng.st != s || e.jobs[s.Job.ID] != s.eng || s.Status != Pending {
+			return fmt.Errorf("%w: pending job %s does not lead to its record", ErrInvariant, s.Job.ID)
+		}
 		demands[s.tenant] = countDemand(demands[s.tenant], s.Job.GPUs, +1)
 		if !s.Ran {
 			fresh[s.tenant] = append(fresh[s.tenant], s)

@@ -363,9 +363,9 @@ func TestPropertyFastPathsOnVariedWorkloads(t *testing.T) {
 // TestPropertyEngineShortcutsAreExact runs every ASTRAEA variant on varied
 // workloads with the engine's shortcuts (a renewal of every expiring job
 // applied without looking the jobs up; running jobs' node numbers kept
-// with their states; the running set in no particular order; the lease
-// ends of one time handled in one step) and without them (Config.longWay):
-// results and counts must be identical.
+// with their states; the running and pending sets in no particular order;
+// the lease ends of one time handled in one step) and without them
+// (Config.longWay): results and counts must be identical.
 func TestPropertyEngineShortcutsAreExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg, jobs := genVariedWorkload(t)

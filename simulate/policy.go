@@ -66,8 +66,9 @@ type JobState struct {
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running
 // jobs (allocation id = job ID); a policy that plans must Clone it. Pending and
-// Running are sorted by (Submit, ID) (Running is in no particular order for
-// the ASTRAEA policy itself, which never reads it: see runSet).
+// Running are sorted by (Submit, ID) (both are in no particular order for
+// the ASTRAEA policy itself, which reads neither where the engine reports
+// its suspended jobs: see runSet).
 type State struct {
 	Now      time.Time
 	Interval time.Duration

@@ -31,7 +31,7 @@ func (e *engine) tick(t time.Duration) error {
 		e.arrived = e.arrived[:0]
 	}
 	e.collectExpired()
-	if e.idleLease > 0 && len(e.pending) == 0 {
+	if e.idleLease > 0 && len(e.pending.states) == 0 {
 		err := e.renewIdle()
 		e.clearExpired()
 		if err != nil {
@@ -96,7 +96,7 @@ func (e *engine) fillState() *State {
 		Interval:        e.cfg.Interval,
 		Lease:           e.cfg.Lease,
 		Cluster:         e.cluster,
-		Pending:         e.pending,
+		Pending:         e.pending.states,
 		Running:         e.running.states,
 		Expiring:        e.expState,
 		PendingDemands:  e.demands,
@@ -444,7 +444,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 }
 
 func (e *engine) addPending(j *job) {
-	e.pending = insertSorted(e.pending, &j.st)
+	e.pending.insert(j)
 	if e.susp != nil && j.st.Ran {
 		e.susp.suspend(&j.st)
 	}
@@ -461,7 +461,7 @@ func (e *engine) addPending(j *job) {
 }
 
 func (e *engine) removePending(j *job) {
-	e.pending = removeSorted(e.pending, &j.st)
+	e.pending.remove(j)
 	if e.susp != nil && j.st.Ran {
 		e.susp.resume(&j.st)
 	}
