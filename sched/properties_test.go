@@ -136,20 +136,28 @@ func (s scenario) run(t *rapid.T, cands []Candidate, wrap func(*placement.Cluste
 	return res, cl, steps
 }
 
+// matchesReference runs the scenario's round and the reference round, each
+// on its own clone of the cluster, fails unless they return the same
+// result and leave the same allocations, and returns the result.
+func (s scenario) matchesReference(t *rapid.T) Result {
+	got, gotCl, _ := s.run(t, s.in.Candidates, nil)
+	ref := s.cl.Clone()
+	in := s.in
+	in.Placer = ref
+	want := referenceRound(t, in, s.opts)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round differs from the reference\n got  %+v\n want %+v", got, want)
+	}
+	if !reflect.DeepEqual(allocations(gotCl), allocations(ref)) {
+		t.Fatalf("cluster differs from the reference")
+	}
+	return got
+}
+
 func TestPropertyRoundMatchesReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := genScenario(t)
-		got, gotCl, _ := s.run(t, s.in.Candidates, nil)
-		ref := s.cl.Clone()
-		in := s.in
-		in.Placer = ref
-		want := referenceRound(t, in, s.opts)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("round differs from the reference\n got  %+v\n want %+v", got, want)
-		}
-		if !reflect.DeepEqual(allocations(gotCl), allocations(ref)) {
-			t.Fatalf("cluster differs from the reference")
-		}
+		got := s.matchesReference(t)
 		// The same round without a clone of the placer (temporary releases
 		// instead of an optimistic copy) decides the same.
 		opaque, _, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return opaquePlacer{c} })
@@ -400,5 +408,54 @@ func TestPropertyRounderReuse(t *testing.T) {
 				t.Fatalf("round %d: reused Rounder left the placer otherwise", i)
 			}
 		}
+	})
+}
+
+// TestPropertyLargeDemandsMatchReference runs rounds whose demands reach
+// 2¹⁶ GPUs and beyond, which a heap entry does not hold (candEntry keeps a
+// demand below 2¹⁶ and reads a larger one from the candidate), on nodes of
+// that size (a larger demand spans nodes): Round must still agree with the
+// reference exactly.
+func TestPropertyLargeDemandsMatchReference(t *testing.T) {
+	const big = 1 << 16
+	rapid.Check(t, func(t *rapid.T) {
+		nNodes := rapid.IntRange(1, 3).Draw(t, "nodes")
+		nodes := make([]placement.Node, nNodes)
+		for i := range nodes {
+			nodes[i] = placement.Node{ID: fmt.Sprintf("n%d", i), GPUs: big}
+		}
+		cl, err := placement.NewCluster(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc := newAccounts()
+		nTen := rapid.IntRange(1, 3).Draw(t, "tenants")
+		for k := range nTen {
+			alloc := ledger.GPUSeconds(900 * rapid.IntRange(0, 16).Draw(t, "alloc"))
+			acc.tenant(ledger.TenantID(fmt.Sprintf("T%d", k)), alloc, 7200, 1)
+		}
+		var cands []Candidate
+		for j := range rapid.IntRange(0, 6).Draw(t, "jobs") {
+			id := ledger.JobID(fmt.Sprintf("j%02d", j))
+			c := Candidate{
+				Job:    id,
+				Tenant: ledger.TenantID(fmt.Sprintf("T%d", rapid.IntRange(0, nTen-1).Draw(t, "tenant"))),
+				Demand: ledger.GPUs(rapid.SampledFrom([]int{1, 3, big - 1, big, big + 2, 2 * big}).Draw(t, "demand")),
+				Submit: t0.Add(time.Duration(rapid.IntRange(0, 2).Draw(t, "submit")) * time.Second),
+			}
+			acc.job(id, ledger.Rho(rapid.IntRange(0, 3).Draw(t, "rho"))/2)
+			if rapid.Bool().Draw(t, "running") {
+				if q, err := cl.Place(int(c.Demand)); err == nil {
+					if err := cl.Allocate(string(id), q); err != nil {
+						t.Fatal(err)
+					}
+					c.Running, c.Placement, c.Leases = true, q, 1
+				}
+			}
+			cands = append(cands, c)
+		}
+		s := scenario{cl: cl, in: Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: cl},
+			opts: Options{NoBackfill: rapid.Bool().Draw(t, "noBackfill")}}
+		s.matchesReference(t)
 	})
 }

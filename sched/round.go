@@ -261,6 +261,12 @@ func (r *round) keep() {
 	r.tt.tenants, r.tt.order = nil, nil
 	r.p, r.a, r.cloner, r.ccl, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil, nil
 	r.in = nil
+	for ti := range r.tenants {
+		// The entries prepare filled hold job ids.
+		if t := &r.tenants[ti]; t.ready {
+			clear(t.heap[:cap(t.heap)])
+		}
+	}
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
 }
@@ -501,13 +507,13 @@ func resize[T any](s []T, n int) []T {
 func (r *round) prepare(ti int32) error {
 	t := &r.tenants[ti]
 	// The candidates lie anywhere in the input, and the lookups below
-	// would wait for each candidate and its id's bytes in turn: first
-	// touch them all in a loop of independent loads, whose cache misses
-	// overlap.
+	// would wait for each candidate, its id's bytes and its cand (whose
+	// hash the heap entry takes) in turn: first touch them all in a loop
+	// of independent loads, whose cache misses overlap.
 	var touch byte
 	for _, e := range t.heap {
 		if j := r.in[e.ci].Job; len(j) > 0 {
-			touch ^= j[0]
+			touch ^= j[0] ^ byte(r.cands[e.ci].h)
 		}
 	}
 	r.touched ^= touch
@@ -521,6 +527,10 @@ func (r *round) prepare(ti int32) error {
 		}
 		s := r.reward(c, acct)
 		e.k0, e.k1, e.slen = s.At(0), s.At(1), s.n
+		e.h, e.job, e.run, e.d = r.cands[ci].h, c.Job, c.Running, 0
+		if c.Demand < 1<<16 {
+			e.d = uint16(c.Demand)
+		}
 		if s.n > 2 {
 			r.setRest(ci, s)
 		}
@@ -570,12 +580,32 @@ type candOrder struct {
 // candEntry is a candidate in its tenant's heap: its index, the first two
 // components of its reward (0 where the reward is shorter, as
 // Score.Compare counts a missing component), which decide most comparisons
-// without reading the round's arrays at random, and the reward's length
-// (24 bytes).
+// without reading the round's arrays at random, and the reward's length;
+// and, set with the reward by prepare, what a grant needs of the
+// candidate: its job id with the id's hash, whether it is running, and its
+// demand when below 2¹⁶ (else 0). A round visits its candidates in tenant
+// and reward order, that is at random over the input: with these in the
+// entry, which the pop has just read, a pending candidate is placed and
+// granted without reading its Candidate or its cand, two cache misses a
+// grant in a large round, paid instead in prepare, whose loads overlap
+// (48 bytes).
 type candEntry struct {
 	k0, k1 float64
+	h      uint64 // idhash.String(string(job)), which is placement.IDHash
+	job    ledger.JobID
 	ci     int32
 	slen   uint8
+	run    bool   // r.in[ci].Running
+	d      uint16 // r.in[ci].Demand if below 2¹⁶, else 0
+}
+
+// demand returns the demand of e's candidate, from the entry when it holds
+// it.
+func (r *round) demand(e *candEntry) ledger.GPUs {
+	if e.d != 0 {
+		return ledger.GPUs(e.d)
+	}
+	return r.in[e.ci].Demand
 }
 
 func (o *candOrder) less(a, b candEntry) bool {
@@ -743,12 +773,12 @@ func (r *round) allocated(ci int32, p placement.Placement) error {
 // them, on the Placer and in the optimistic view if there is one. It
 // returns the placer's error if the job does not fit (nofit), or the
 // round's error if something else failed (err).
-func (r *round) placeNow(ci int32, d int) (q placement.Placement, nofit, err error) {
-	id := string(r.in[ci].Job)
+func (r *round) placeNow(e *candEntry, d int) (q placement.Placement, nofit, err error) {
+	ci := e.ci
 	if r.cl == nil {
 		q, err = r.p.Place(d)
 	} else {
-		q, err = r.cl.AssignHashed(id, r.cands[ci].h, d)
+		q, err = r.cl.AssignHashed(string(e.job), e.h, d)
 	}
 	switch {
 	case err == nil && r.cl == nil:
@@ -822,33 +852,36 @@ func (r *round) remember(d ledger.GPUs, ri int32) {
 
 // try decides candidate e.ci of tenant ti: it grants it and returns true,
 // or records why it does not fit and returns false.
+//
+// A pending candidate is placed and granted from its heap entry alone (see
+// candEntry).
 func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 	ci := e.ci
-	c := &r.in[ci]
-	cd := &r.cands[ci]
-	id := string(c.Job)
-	if c.Running && !cd.moved {
-		cd.status = renewed
-		r.expHeld -= int(c.Demand)
-		if r.a != nil {
-			if err := r.a.Allocate(id, c.Placement); err != nil {
-				return false, r.placerErr(ci, "renewal in the optimistic view", err)
+	if e.run {
+		if c, cd := &r.in[ci], &r.cands[ci]; !cd.moved {
+			cd.status = renewed
+			r.expHeld -= int(c.Demand)
+			if r.a != nil {
+				if err := r.a.Allocate(string(c.Job), c.Placement); err != nil {
+					return false, r.placerErr(ci, "renewal in the optimistic view", err)
+				}
 			}
+			r.changed()
+			r.grant(e, ti, stage, Renewed, c.Placement, nil)
+			return true, nil
 		}
-		r.changed()
-		r.grant(e, ti, stage, Renewed, c.Placement, nil)
-		return true, nil
 	}
-	if ri := r.failed(c.Demand); ri > 0 {
+	demand := r.demand(&e)
+	if ri := r.failed(demand); ri > 0 {
 		r.fail(e, ti, stage, ri)
 		return false, nil
 	}
-	d := int(c.Demand)
+	d := int(demand)
 	var rs Reason
 	// Free GPUs first. When fewer are free than needed and expiring jobs are
 	// undecided, go straight to the optimistic view.
 	if r.expHeld == 0 || r.free == nil || r.free.Free() >= d {
-		q, nofit, err := r.placeNow(ci, d)
+		q, nofit, err := r.placeNow(&e, d)
 		if err != nil {
 			return false, err
 		}
@@ -903,7 +936,7 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 		rs = noFit(d, err)
 	}
 	ri := r.addReason(rs)
-	r.remember(c.Demand, ri)
+	r.remember(demand, ri)
 	r.fail(e, ti, stage, ri)
 	return false, nil
 }
@@ -1065,18 +1098,21 @@ func (r *round) addReason(rs Reason) int32 {
 	return int32(len(r.reasons))
 }
 
+// grant records the grant of e's candidate to tenant ti and pre-credits
+// the tenant. It reads the candidate from e and its tenant's id from the
+// tenant, not r.in[e.ci] (see candEntry).
 func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
 	ci := e.ci
-	c := &r.in[ci]
 	t := &r.tenants[ti]
 	var before TenantState
 	if r.opts.Trace != nil {
 		before = t.st
 	}
+	demand := r.demand(&e)
 	rhoBefore := t.st.Account.Rho
-	t.st.Account = withAlloc(t.st.Account, preCredit(c.Demand, r.lease))
+	t.st.Account = withAlloc(t.st.Account, preCredit(demand, r.lease))
 	t.st.Grants++
-	t.st.GPUs += c.Demand
+	t.st.GPUs += demand
 	if len(r.res.Grants) == cap(r.res.Grants) {
 		r.growGrants()
 	}
@@ -1086,14 +1122,14 @@ func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p plac
 	n := len(r.res.Grants)
 	r.res.Grants = r.res.Grants[:n+1]
 	g := &r.res.Grants[n]
-	g.Job, g.Tenant, g.Demand, g.Kind, g.Stage = c.Job, c.Tenant, c.Demand, kind, stage
+	g.Job, g.Tenant, g.Demand, g.Kind, g.Stage = e.job, t.st.ID, demand, kind, stage
 	g.Placement, g.Preempts = p, preempts
 	g.Reward = r.score(e)
 	g.TenantRhoBefore, g.TenantRhoAfter = rhoBefore, t.st.Account.Rho
-	r.grantedGPUs += int(c.Demand)
+	r.grantedGPUs += int(demand)
 	r.steps++
 	if r.opts.Trace != nil {
-		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: *c, Reward: g.Reward, Granted: true, Grant: *g})
+		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: r.in[ci], Reward: g.Reward, Granted: true, Grant: *g})
 	}
 }
 

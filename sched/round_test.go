@@ -579,7 +579,7 @@ func TestCandSize(t *testing.T) {
 	if got := unsafe.Sizeof(cand{}); got != 24 {
 		t.Fatalf("cand is %d bytes, its doc says 24", got)
 	}
-	if got := unsafe.Sizeof(candEntry{}); got != 24 {
-		t.Fatalf("candEntry is %d bytes, its doc says 24", got)
+	if got := unsafe.Sizeof(candEntry{}); got != 48 {
+		t.Fatalf("candEntry is %d bytes, its doc says 48", got)
 	}
 }
