@@ -1010,8 +1010,11 @@ type trimmer struct {
 	// the lasting groups of suspended jobs by (tenant, demand), where the
 	// engine reports them (see suspGroup), and the scratch of
 	// selectSuspended
-	susp    []suspGroup
-	suspIx  map[trimKey]int32
+	susp   []suspGroup
+	suspIx map[trimKey]int32
+	// held has bit i set when group susp[i] has members: a round visits
+	// those groups only, in the order of their indices
+	held    []uint64
 	over    []overBest
 	horizon time.Duration // how long keys serve; 0: suspHorizon (tests shorten it)
 }

@@ -145,7 +145,7 @@ type engine struct {
 
 	expired     []*job      // lease ended since the last tick
 	expState    []*JobState // their states, for State.Expiring
-	demandCount map[int]int // pending jobs by GPU demand
+	demandCount []int       // pending jobs by GPU demand (index), at most the capacity
 	demands     []int       // distinct pending demands, ascending
 	q           eventQueue
 	// Stale events are taken out of q. What stepping on them would do is
@@ -248,7 +248,6 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 			NoRenewalCheckpoint: !cfg.CheckpointOnRenew,
 		},
 	}
-	e.demandCount = make(map[int]int)
 	_, e.blind = p.(ProgressBlind)
 	a, plans := p.(*Astraea)
 	e.plans = plans

@@ -3,6 +3,8 @@ package simulate
 import (
 	"cmp"
 	"fmt"
+	"iter"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -58,6 +60,7 @@ func (g *suspGroup) put(from, to int) {
 // attach readies the trimmer for a run whose engine reports the suspended
 // jobs (every group empty).
 func (t *trimmer) attach() {
+	clear(t.held)
 	for i := range t.susp {
 		g := &t.susp[i]
 		clear(g.jobs)
@@ -79,6 +82,13 @@ func (t *trimmer) suspend(js *JobState) {
 	g := &t.susp[si]
 	w.sg, w.six = si, int32(len(g.jobs))
 	g.jobs = append(g.jobs, w) // loose until the group's keys are made again
+	if len(g.jobs) == 1 {
+		word := int(si) / 64
+		if word >= len(t.held) {
+			t.held = append(t.held, make([]uint64, word+1-len(t.held))...)
+		}
+		t.held[word] |= 1 << (uint(si) % 64)
+	}
 }
 
 // resume records that js, suspended, no longer waits (it was granted).
@@ -103,6 +113,9 @@ func (t *trimmer) resume(js *JobState) {
 	}
 	g.jobs[last] = nil
 	g.jobs = g.jobs[:last]
+	if last == 0 {
+		t.held[w.sg/64] &^= 1 << (uint(w.sg) % 64)
+	}
 	w.sg, w.six = -1, -1
 }
 
@@ -126,6 +139,9 @@ func (t *trimmer) checkSuspended(pending []*JobState) error {
 	}
 	for i := range t.susp {
 		n -= len(t.susp[i].jobs)
+		if held := i/64 < len(t.held) && t.held[i/64]&(1<<(uint(i)%64)) != 0; held != (len(t.susp[i].jobs) > 0) {
+			return fmt.Errorf("group (%s, %d) has %d members, marked as held: %v", t.susp[i].tenant, t.susp[i].demand, len(t.susp[i].jobs), held)
+		}
 		if k := t.susp[i].keyed; k > len(t.susp[i].jobs) {
 			return fmt.Errorf("group (%s, %d) has %d keyed members of %d", t.susp[i].tenant, t.susp[i].demand, k, len(t.susp[i].jobs))
 		}
@@ -149,11 +165,8 @@ type overBest struct {
 func (t *trimmer) selectSuspended(acc sched.Accounts, now time.Time) []*JobState {
 	clock := t.clock(now)
 	over := t.over[:0]
-	for i := range t.susp {
+	for i := range t.heldGroups() {
 		g := &t.susp[i]
-		if len(g.jobs) == 0 {
-			continue
-		}
 		if g.demand > t.free {
 			if t.blocked[g.gz] {
 				continue
@@ -195,6 +208,22 @@ func (t *trimmer) selectSuspended(acc sched.Accounts, now time.Time) []*JobState
 	clear(over)
 	t.over = over[:0]
 	return t.kept
+}
+
+// heldGroups yields the indices of the groups with members, in increasing
+// order: O(groups ÷ 64 + groups with members).
+func (t *trimmer) heldGroups() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for k, word := range t.held {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &= word - 1
+				if !yield(64*k + b) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // keepRead keeps o, and its account if it was read this round.
