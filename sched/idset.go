@@ -79,12 +79,13 @@ type idSet struct {
 	t     strTable
 	names []Candidate
 	// state of begin, add and firstDuplicate
-	n      int      // ids added
-	groups int      // a power of two
-	shift  uint     // 64 − log2(groups)
-	hashed []uint64 // the ids added (see hashedID), in input order, then grouped in place
-	starts []int32  // starts[g+1] counts group g, then prefix sums
-	next   []int32  // firstDuplicate's position in each group
+	n       int      // ids added
+	groups  int      // a power of two
+	shift   uint     // 64 − log2(groups)
+	hashed  []uint64 // the ids added (see hashedID), in input order
+	grouped []uint64 // the same, grouped by firstDuplicate
+	starts  []int32  // starts[g+1] counts group g, then prefix sums
+	next    []int32  // firstDuplicate's position in each group
 }
 
 // hashedID packs candidate index i with the top 32 bits of h, the hash of
@@ -142,10 +143,13 @@ func (s *idSet) add() uint64 {
 // firstDuplicate returns the first candidate, in input order, among those
 // added, whose job id an earlier candidate has, and the first candidate with
 // that id; or -1, -1. It sorts the hashes into groups of about groupSize by
-// their top bits (one counting pass during add, one permutation in place
-// here, so that the set needs one word an id) and looks for equal ids group
-// by group in a table small enough to stay in cache, so that it touches
-// memory in order instead of at random. O(n) expected for n added.
+// their top bits (one counting pass during add, one pass here that copies
+// them, in order, to their groups' places in a second array: its reads go
+// in order and its writes to as many places as groups, none waiting for
+// another, where a permutation in place would chain one random access to
+// the next) and looks for equal ids group by group in a table small
+// enough to stay in cache, so that it touches memory in order instead of
+// at random. O(n) expected for n added.
 //
 // Within a group the ids come in no particular order, so the table keeps,
 // for every id, the least index seen so far, and every repeat yields the
@@ -177,20 +181,14 @@ func (s *idSet) firstDuplicate() (int, int) {
 	s.next = resize(s.next, groups)
 	next := s.next
 	copy(next, st[:groups])
-	for g := range groups {
-		end := st[g+1]
-		for next[g] < end {
-			// Carry the entry at the group's next free place to its own
-			// group, and the one it displaces on, until one belongs here.
-			e := a[next[g]]
-			for tg := s.group(e); tg != uint64(g); tg = s.group(e) {
-				a[next[tg]], e = e, a[next[tg]]
-				next[tg]++
-			}
-			a[next[g]] = e
-			next[g]++
-		}
+	s.grouped = resize(s.grouped, n)
+	b := s.grouped
+	for _, e := range a {
+		g := s.group(e)
+		b[next[g]] = e
+		next[g]++
 	}
+	a = b
 	dupI, dupJ := -1, -1
 	for g := range groups {
 		lo, hi := st[g], st[g+1]
