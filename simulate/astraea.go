@@ -95,9 +95,11 @@ type Astraea struct {
 	rounds     sched.Rounder
 	place      inPlace   // the round's Placer
 	plan       roundPlan // the last round, left on the engine's cluster
-	// credits and first are renewsFirst's scratch
-	credits []tenantCredit
-	first   [1]demandCount
+	// credits, creditOf (the credit of each expiring job) and first are
+	// renewsFirst's scratch
+	credits  []tenantCredit
+	creditOf []int32
+	first    [1]demandCount
 	// exhaustive disables the fast paths and the trimming (tests compare).
 	exhaustive bool
 	// perRound makes the trimmer sort the waiting jobs into groups at
@@ -147,8 +149,8 @@ type oldJob struct {
 // roundAccounts are a round's accounts that answer a job the trimmer read
 // this round (and kept) from what it read, instead of reading it again:
 // the view does not change during a round. A short list is scanned, with
-// ids compared by ==, which returns at once for the same string (the round
-// asks with the id it was given, the state's own); a list longer than
+// ids compared by sameID, which returns at once for the same string (the
+// round asks with the id it was given, the state's own); a list longer than
 // scanReads is indexed by id first, so that a lookup stays O(1) however
 // many jobs a round reads (a few in the traces' runs, but as many as the
 // free GPUs allow on a large cluster).
@@ -205,11 +207,20 @@ func lookupRead(list []readAccount, ix map[string]int32, id string) (ledger.Acco
 		return list[i].a, true
 	}
 	for i := range list {
-		if list[i].id == id {
+		if sameID(list[i].id, id) {
 			return list[i].a, true
 		}
 	}
 	return ledger.Account{}, false
+}
+
+// sameID is a == b, comparing the lengths and the last bytes first: ids of
+// one trace often have one length and a long common prefix (a number
+// follows it), so that most unequal ids differ there and cost no call of
+// the runtime's comparison.
+func sameID(a, b string) bool {
+	n := len(a)
+	return n == len(b) && (n == 0 || a[n-1] == b[n-1]) && a == b
 }
 
 func (r *roundAccounts) TenantAccount(id ledger.TenantID) (ledger.Account, bool) {
@@ -442,18 +453,19 @@ func (a *Astraea) renewsFirst(s *State, lease time.Duration) bool {
 	if a.opt.SingleLevel || s.pendingByTenant == nil || s.nodes == nil || len(s.PendingDemands) == 0 {
 		return false
 	}
-	credits := a.credits[:0]
+	credits, of := a.credits[:0], a.creditOf[:0]
 	for _, r := range s.Expiring {
 		i := slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })
 		if i < 0 {
 			i = len(credits)
 			credits = append(credits, tenantCredit{tenant: r.tenant})
 		}
+		of = append(of, int32(i))
 		if credits[i].gpus += r.Job.GPUs; credits[i].least == 0 || r.Job.GPUs < credits[i].least {
 			credits[i].least = r.Job.GPUs
 		}
 	}
-	a.credits = credits
+	a.credits, a.creditOf = credits, of
 	// A tenant with waiting jobs is never early: if a waiting demand fits
 	// with its expiring jobs let go, it fits the view of the late ones,
 	// whichever the early ones are, and no account need be read.
@@ -531,15 +543,16 @@ func (v freeView) fitsAny(ds []demandCount, node int) bool {
 }
 
 // freeView returns the free GPUs plus those of the expiring jobs whose
-// tenant's credit is released (every one when released is nil).
+// tenant's credit is released (every one when released is nil); the
+// credits are renewsFirst's, a.creditOf[k] that of s.Expiring[k].
 func (a *Astraea) freeView(s *State, credits []tenantCredit, released func(*tenantCredit) bool) freeView {
 	var gains []nodeGain
 	if released == nil {
 		gains = a.nodeGains(s)
 	} else {
 		gains = a.viewGains[:0]
-		for _, r := range s.Expiring {
-			if !released(&credits[slices.IndexFunc(credits, func(c tenantCredit) bool { return c.tenant == r.tenant })]) {
+		for k, r := range s.Expiring {
+			if !released(&credits[a.creditOf[k]]) {
 				continue
 			}
 			gains = addSlots(gains, s.nodes, r)
