@@ -759,7 +759,7 @@ func (p *inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error)
 		gains, known := p.gains[:0], 0
 		for _, id := range ids {
 			for _, r := range p.exp {
-				if r.Job.ID == id {
+				if sameID(r.Job.ID, id) {
 					gains = addSlots(gains, p.nodes, r)
 					known++
 					break

@@ -169,8 +169,12 @@ type engine struct {
 	nextSub   time.Duration
 	nextSubOK bool
 
-	now         time.Duration
-	nowAt       time.Time // e.at(e.now), kept by advance: renewals, states and ledger events all ask for it
+	now   time.Duration
+	nowAt time.Time // e.at(e.now), kept by advance: renewals, states and ledger events all ask for it
+	// leaseEnd is e.at(leaseEndD) when leaseEndOK (see leaseEndAt)
+	leaseEnd    time.Time
+	leaseEndD   time.Duration
+	leaseEndOK  bool
 	lastTick    time.Duration
 	ticked      bool
 	tickAt      time.Duration
@@ -330,6 +334,16 @@ func (e *engine) openBooks() error {
 }
 
 func (e *engine) at(d time.Duration) time.Time { return e.start.Add(d) }
+
+// leaseEndAt is e.at(d) for the end d of a lease granted or renewed now:
+// the jobs of one tick mostly share it, so the last one is kept
+// (Config.longWay converts every time).
+func (e *engine) leaseEndAt(d time.Duration) time.Time {
+	if !e.leaseEndOK || d != e.leaseEndD || e.cfg.longWay {
+		e.leaseEnd, e.leaseEndD, e.leaseEndOK = e.at(d), d, true
+	}
+	return e.leaseEnd
+}
 
 // readNext fills the one-job lookahead from the source.
 func (e *engine) readNext() error {

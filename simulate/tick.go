@@ -357,7 +357,7 @@ func (e *engine) renew(j *job, g Grant) error {
 		from = j.startAt
 	}
 	if g.Lease > 0 {
-		j.st.LeaseEnd = e.at(from + g.Lease)
+		j.st.LeaseEnd = e.leaseEndAt(from + g.Lease)
 	} else {
 		j.st.LeaseEnd = time.Time{}
 	}
@@ -433,7 +433,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	j.startAt = barrier
 	j.st.LastStart = e.at(barrier)
 	if g.Lease > 0 {
-		j.st.LeaseEnd = e.at(barrier + g.Lease)
+		j.st.LeaseEnd = e.leaseEndAt(barrier + g.Lease)
 	} else {
 		j.st.LeaseEnd = time.Time{}
 	}
