@@ -968,8 +968,12 @@ func (e *engine) check() error {
 		return fmt.Errorf("%w: running jobs hold %d GPUs and %d are free, of %d", ErrInvariant, used, free, e.capacity)
 	}
 	for n := range e.cluster.Nodes() {
-		if f := e.nodes.freeAt(e.nodes.index(n.ID)); f != n.Free {
+		i := e.nodes.index(n.ID)
+		if f := e.nodes.freeAt(i); f != n.Free {
 			return fmt.Errorf("%w: node %s has %d free GPUs, the engine counts %d", ErrInvariant, n.ID, n.Free, f)
+		}
+		if i >= 0 && e.nodes.mark[i] != 0 {
+			return fmt.Errorf("%w: node %s is still marked in a list of gains", ErrInvariant, n.ID)
 		}
 	}
 	if e.susp != nil {

@@ -19,10 +19,13 @@ type nodeFree struct {
 	free    []int            // by node number
 	hist    []int            // hist[f]: nodes with f free GPUs
 	largest int              // GPUs of the largest node
+	// mark is 1 + a node's place in the list of gains addSlots builds,
+	// 0 for a node not in it (every node between two lists)
+	mark []int32
 }
 
 func newNodeFree(nodes []placement.Node) *nodeFree {
-	n := &nodeFree{ix: make(map[string]int32, len(nodes)), free: make([]int, len(nodes))}
+	n := &nodeFree{ix: make(map[string]int32, len(nodes)), free: make([]int, len(nodes)), mark: make([]int32, len(nodes))}
 	for _, x := range nodes {
 		n.largest = max(n.largest, x.GPUs)
 	}
@@ -41,6 +44,19 @@ func (n *nodeFree) index(node string) int32 {
 		return i
 	}
 	return -1
+}
+
+// unmark ends a list of gains built by addSlots with n: its nodes' marks
+// are cleared. A nil n has none.
+func (n *nodeFree) unmark(gains []nodeGain) {
+	if n == nil {
+		return
+	}
+	for _, g := range gains {
+		if g.ix >= 0 {
+			n.mark[g.ix] = 0
+		}
+	}
 }
 
 // freeAt returns the free GPUs of node number i (a node the cluster does not
