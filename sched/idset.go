@@ -215,9 +215,39 @@ func (s *idSet) firstDuplicate() (int, int) {
 // tenantSet interns the tenant ids of a round: index i names tenant ids[i].
 // It grows by doubling, so a round with few tenants keeps a table that stays
 // in cache.
+//
+// In front of the table, seen remembers for each tail slot (see tailSlot)
+// the last id added or found with that tail: a round whose candidates come
+// in no order of tenant looks its tenants up once a candidate, and most
+// such lookups are then one comparison of ids, without hashing the id and
+// probing the table. An entry is only a guess, always checked against the
+// id, so it never decides which ids are equal.
 type tenantSet struct {
-	t   strTable
-	ids []ledger.TenantID
+	t    strTable
+	ids  []ledger.TenantID
+	seen [tailSlots]int32 // 1 + the index of an id with that tail slot, or 0
+}
+
+// tailSlots is the size of tenantSet.seen: 4 KiB of cache, a slot for
+// each of a thousand numbered ids.
+const tailSlots = 1024
+
+// tailSlot returns the seen slot of id: its length and last three bytes,
+// weighted so that ids numbered in decimal with the same length differ in
+// their last three digits land in different slots. O(1).
+func tailSlot(id ledger.TenantID) int {
+	n := len(id)
+	h := 7 * n
+	if n > 0 {
+		h += int(id[n-1])
+	}
+	if n > 1 {
+		h += 10 * int(id[n-2])
+	}
+	if n > 2 {
+		h += 100 * int(id[n-3])
+	}
+	return h & (tailSlots - 1)
 }
 
 // reset empties the set, keeping a small table.
@@ -225,11 +255,19 @@ func (s *tenantSet) reset() {
 	s.t.reset(32)
 	clear(s.ids)
 	s.ids = s.ids[:0]
+	clear(s.seen[:])
 }
 
 // index returns the index of tenant id, or -1. O(1) expected.
 func (s *tenantSet) index(id ledger.TenantID) int32 {
+	slot := tailSlot(id)
+	if j := s.seen[slot] - 1; j >= 0 && s.ids[j] == id {
+		return j
+	}
 	j, _ := s.t.find(idhash.String(string(id)), func(j int32) bool { return s.ids[j] == id })
+	if j >= 0 {
+		s.seen[slot] = j + 1
+	}
 	return j
 }
 
@@ -242,5 +280,6 @@ func (s *tenantSet) add(id ledger.TenantID) {
 		}
 	}
 	s.t.putNew(idhash.String(string(id)), int32(len(s.ids)))
+	s.seen[tailSlot(id)] = int32(len(s.ids)) + 1
 	s.ids = append(s.ids, id)
 }

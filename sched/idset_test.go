@@ -151,3 +151,30 @@ func TestTenantSetGrows(t *testing.T) {
 		}
 	}
 }
+
+// A tenant set answers every lookup as a map does, over ids of a few
+// letters whose tails collide in its seen slots often, through resets, with
+// lookups of ids it holds, ids it does not and ids added since.
+func TestPropertyTenantSetIsAMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s tenantSet
+		for range rapid.IntRange(1, 3).Draw(t, "resets") {
+			s.reset()
+			want := map[ledger.TenantID]int32{}
+			for range rapid.IntRange(0, 200).Draw(t, "ops") {
+				id := ledger.TenantID(rapid.StringMatching(`[ab]{0,3}|x[ab]{0,12}`).Draw(t, "id"))
+				j, ok := want[id]
+				if !ok {
+					j = -1
+				}
+				if got := s.index(id); got != j {
+					t.Fatalf("index(%q) = %d, want %d", id, got, j)
+				}
+				if !ok && rapid.Bool().Draw(t, "add") {
+					want[id] = int32(len(want))
+					s.add(id)
+				}
+			}
+		}
+	})
+}
