@@ -257,7 +257,7 @@ func (t *trimmer) firstKeyed(acc sched.Accounts, now roundClock, g *suspGroup, n
 		t.rekey(g, now)
 	}
 	read, bounded, first := t.split(acc, now, g.jobs[g.keyed:], n)
-	slices.SortFunc(bounded, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+	sortBounds(bounded)
 	keys := g.keys
 	for i, j := 0, 0; ; {
 		for j < len(keys) && !g.holds(keys[j].w) {
@@ -317,6 +317,68 @@ func (t *trimmer) rekey(g *suspGroup, now roundClock) {
 		}
 		k++
 	}
-	slices.SortFunc(keys, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+	sortBounds(keys)
 	g.keys, g.keyed = keys, k
+}
+
+// sortBounds sorts h by increasing bound, in the order of ledger.Rho's
+// Compare (a NaN first), as slices.SortFunc with that comparator would,
+// except that equal bounds may come in another order (the rounds read
+// them in any order): a quicksort whose comparisons are inlined, where
+// slices.SortFunc calls a function for each. Groups are sorted when their
+// keys are made, which is the trimmer's largest cost after its reads.
+// O(len(h) log len(h)) expected; a part that recurses too deep (an
+// unlucky pivot again and again) is left to slices.SortFunc, which keeps
+// the worst case at O(len(h) log len(h)).
+func sortBounds(h []boundRef) {
+	sortBoundsDepth(h, 2*bits.Len(uint(len(h))))
+}
+
+func sortBoundsDepth(h []boundRef, depth int) {
+	for len(h) > 12 {
+		if depth == 0 {
+			slices.SortFunc(h, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+			return
+		}
+		depth--
+		// The median of the first, middle and last bounds, at the middle.
+		n, m := len(h)-1, (len(h)-1)/2
+		if cmp.Less(h[m].lo, h[0].lo) {
+			h[m], h[0] = h[0], h[m]
+		}
+		if cmp.Less(h[n].lo, h[m].lo) {
+			h[n], h[m] = h[m], h[n]
+			if cmp.Less(h[m].lo, h[0].lo) {
+				h[m], h[0] = h[0], h[m]
+			}
+		}
+		// Hoare's partition around the pivot's value: h[:j+1] holds no
+		// bound above it, h[j+1:] none below, and neither is empty (the
+		// pivot is the lower middle).
+		p := h[m].lo
+		i, j := -1, len(h)
+		for {
+			for i++; cmp.Less(h[i].lo, p); i++ {
+			}
+			for j--; cmp.Less(p, h[j].lo); j-- {
+			}
+			if i >= j {
+				break
+			}
+			h[i], h[j] = h[j], h[i]
+		}
+		// Recurse into the smaller part, loop on the larger.
+		if j+1 < len(h)-(j+1) {
+			sortBoundsDepth(h[:j+1], depth)
+			h = h[j+1:]
+		} else {
+			sortBoundsDepth(h[j+1:], depth)
+			h = h[:j+1]
+		}
+	}
+	for i := 1; i < len(h); i++ {
+		for k := i; k > 0 && cmp.Less(h[k].lo, h[k-1].lo); k-- {
+			h[k], h[k-1] = h[k-1], h[k]
+		}
+	}
 }

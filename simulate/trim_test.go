@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"testing"
 	"time"
@@ -89,4 +90,42 @@ func TestMemoSameLeases(t *testing.T) {
 			t.Errorf("%s: sameLeases = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// sortBounds orders any bounds as slices.SortFunc with ledger.Rho's
+// Compare does (a permutation, ascending, NaN first): short and long
+// lists, many equal bounds, sorted and reversed input, and parts left to
+// slices.SortFunc when the recursion is cut short.
+func TestPropertySortBoundsIsASort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		vals := rapid.SampledFrom([]float64{math.NaN(), 0, 0.25, 0.5, 1, 2, 3, math.Inf(1)})
+		var h []boundRef
+		for range rapid.IntRange(0, 300).Draw(t, "bounds") {
+			lo := rapid.Float64Range(0, 4).Draw(t, "bound")
+			if rapid.Bool().Draw(t, "listed") {
+				lo = vals.Draw(t, "value")
+			}
+			h = append(h, boundRef{lo: ledger.Rho(lo), w: &waiting{gpus: len(h)}})
+		}
+		switch rapid.IntRange(0, 2).Draw(t, "order") {
+		case 1:
+			slices.SortFunc(h, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+		case 2:
+			slices.SortFunc(h, func(x, y boundRef) int { return y.lo.Compare(x.lo) })
+		}
+		want := slices.Clone(h)
+		slices.SortFunc(want, func(x, y boundRef) int { return x.lo.Compare(y.lo) })
+		// A small depth sends parts to slices.SortFunc.
+		sortBoundsDepth(h, rapid.SampledFrom([]int{0, 1, 2, 2 * bits.Len(uint(len(h)))}).Draw(t, "depth"))
+		seen := make([]bool, len(h))
+		for i := range h {
+			if h[i].lo.Compare(want[i].lo) != 0 {
+				t.Fatalf("at %d: %v, want %v", i, h[i].lo, want[i].lo)
+			}
+			if seen[h[i].w.gpus] {
+				t.Fatalf("bound %d twice", h[i].w.gpus)
+			}
+			seen[h[i].w.gpus] = true
+		}
+	})
 }
