@@ -18,21 +18,23 @@ func heapPush(h *[]candEntry, x candEntry, o *candOrder) {
 	siftUp(*h, len(*h)-1, o)
 }
 
-// heapPop removes and returns the first entry. The last entry, which takes
+// heapPop removes the first entry and returns it, moved to the place just
+// beyond the heap's new end (which heapPush of it overwrites with itself). The last entry, which takes
 // its place, almost always belongs near the bottom, so the hole the first
 // leaves is carried down along the path of first children (one
 // comparison a level instead of two) and the last entry sifted up from
 // where the path ends (Floyd's bottom-up pop).
-func heapPop(h *[]candEntry, o *candOrder) candEntry {
+func heapPop(h *[]candEntry, o *candOrder) *candEntry {
 	a := *h
 	n := len(a) - 1
+	if n == 0 {
+		*h = a[:0]
+		return &a[0]
+	}
 	x := a[0]
 	last := a[n]
 	a = a[:n]
 	*h = a
-	if n == 0 {
-		return x
-	}
 	i := 0
 	for j := 1; j < n; j = 2*i + 1 {
 		if j+1 < n && o.less(a[j+1], a[j]) {
@@ -50,7 +52,9 @@ func heapPop(h *[]candEntry, o *candOrder) candEntry {
 		i = p
 	}
 	a[i] = last
-	return x
+	p := &a[:n+1][n]
+	*p = x
+	return p
 }
 
 func siftUp(h []candEntry, j int, o *candOrder) {

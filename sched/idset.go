@@ -221,16 +221,22 @@ func (s *idSet) firstDuplicate() (int, int) {
 // in no order of tenant looks its tenants up once a candidate, and most
 // such lookups are then one comparison of ids, without hashing the id and
 // probing the table. An entry is only a guess, always checked against the
-// id, so it never decides which ids are equal.
+// ids held, so it never decides which ids are equal, and reset leaves the
+// entries as they are. A set of fewer than seenFrom ids, whose table is
+// small, neither reads nor writes them: a round of a few tenants pays
+// nothing for them.
 type tenantSet struct {
 	t    strTable
 	ids  []ledger.TenantID
-	seen [tailSlots]int32 // 1 + the index of an id with that tail slot, or 0
+	seen [tailSlots]int32 // 1 + the index of an id with that tail slot, or 0 (or stale)
 }
 
 // tailSlots is the size of tenantSet.seen: 4 KiB of cache, a slot for
 // each of a thousand numbered ids.
 const tailSlots = 1024
+
+// seenFrom is the number of ids from which a tenantSet uses seen.
+const seenFrom = 16
 
 // tailSlot returns the seen slot of id: its length and last three bytes,
 // weighted so that ids numbered in decimal with the same length differ in
@@ -255,13 +261,16 @@ func (s *tenantSet) reset() {
 	s.t.reset(32)
 	clear(s.ids)
 	s.ids = s.ids[:0]
-	clear(s.seen[:])
 }
 
 // index returns the index of tenant id, or -1. O(1) expected.
 func (s *tenantSet) index(id ledger.TenantID) int32 {
+	if len(s.ids) < seenFrom {
+		j, _ := s.t.find(idhash.String(string(id)), func(j int32) bool { return s.ids[j] == id })
+		return j
+	}
 	slot := tailSlot(id)
-	if j := s.seen[slot] - 1; j >= 0 && s.ids[j] == id {
+	if j := s.seen[slot] - 1; j >= 0 && int(j) < len(s.ids) && s.ids[j] == id {
 		return j
 	}
 	j, _ := s.t.find(idhash.String(string(id)), func(j int32) bool { return s.ids[j] == id })
@@ -280,6 +289,8 @@ func (s *tenantSet) add(id ledger.TenantID) {
 		}
 	}
 	s.t.putNew(idhash.String(string(id)), int32(len(s.ids)))
-	s.seen[tailSlot(id)] = int32(len(s.ids)) + 1
+	if len(s.ids) >= seenFrom {
+		s.seen[tailSlot(id)] = int32(len(s.ids)) + 1
+	}
 	s.ids = append(s.ids, id)
 }

@@ -261,10 +261,15 @@ func (r *round) keep() {
 	r.tt.tenants, r.tt.order = nil, nil
 	r.p, r.a, r.cloner, r.ccl, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil, nil
 	r.in = nil
-	for ti := range r.tenants {
-		// The entries prepare filled hold job ids.
-		if t := &r.tenants[ti]; t.ready {
-			clear(t.heap[:cap(t.heap)])
+	// The entries prepare filled hold job ids: in a small round clear
+	// them all at once, in a large one those of the tenants prepared.
+	if n := len(r.cands); n <= 4096 {
+		clear(r.heaps[:n])
+	} else {
+		for ti := range r.tenants {
+			if t := &r.tenants[ti]; t.ready {
+				clear(t.heap[:cap(t.heap)])
+			}
 		}
 	}
 	r.ids.names = nil
@@ -553,7 +558,7 @@ func (r *round) setRest(ci int32, s Score) {
 }
 
 // score returns the reward of e's candidate, as prepare recorded it.
-func (r *round) score(e candEntry) Score {
+func (r *round) score(e *candEntry) Score {
 	if e.slen > 2 {
 		return r.rest[e.ci]
 	}
@@ -680,11 +685,11 @@ func (r *round) stage(s Stage) error {
 		if err != nil {
 			return err
 		}
-		ci := ce.ci
-		if ci < 0 {
+		if ce == nil {
 			tt.remove(ti)
 			continue
 		}
+		ci := ce.ci
 		ok, err := r.try(ce, ti, s)
 		if err != nil {
 			return err
@@ -697,7 +702,7 @@ func (r *round) stage(s Stage) error {
 			t.out = true
 			t.blocked = ci
 			t.reason = r.reasons[r.cands[ci].reason-1]
-			heapPush(&t.heap, ce, &r.candLT) // tried again by the backfill stage
+			heapPush(&t.heap, *ce, &r.candLT) // tried again by the backfill stage
 			tt.remove(ti)
 		}
 	}
@@ -711,19 +716,21 @@ func (r *round) isFull() bool {
 }
 
 // popCand removes and returns the heap entry of tenant ti's best undecided
-// candidate, or an entry of index -1. Every candidate in a heap is
+// candidate, or nil. Every candidate in a heap is
 // undecided: a candidate is decided only by try, after its pop, and goes
 // back to its heap only undecided (a failed pick kept for the backfill
 // stage), so the pop reads nothing of the candidate's state.
-func (r *round) popCand(ti int32) (candEntry, error) {
+//
+// The entry stays valid until the tenant's heap changes again.
+func (r *round) popCand(ti int32) (*candEntry, error) {
 	t := &r.tenants[ti]
 	if !t.ready {
 		if err := r.prepare(ti); err != nil {
-			return candEntry{ci: -1}, err
+			return nil, err
 		}
 	}
 	if len(t.heap) == 0 {
-		return candEntry{ci: -1}, nil
+		return nil, nil
 	}
 	return heapPop(&t.heap, &r.candLT), nil
 }
@@ -855,7 +862,7 @@ func (r *round) remember(d ledger.GPUs, ri int32) {
 //
 // A pending candidate is placed and granted from its heap entry alone (see
 // candEntry).
-func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
+func (r *round) try(e *candEntry, ti int32, stage Stage) (bool, error) {
 	ci := e.ci
 	if e.run {
 		if c, cd := &r.in[ci], &r.cands[ci]; !cd.moved {
@@ -871,7 +878,7 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 			return true, nil
 		}
 	}
-	demand := r.demand(&e)
+	demand := r.demand(e)
 	if ri := r.failed(demand); ri > 0 {
 		r.fail(e, ti, stage, ri)
 		return false, nil
@@ -881,7 +888,7 @@ func (r *round) try(e candEntry, ti int32, stage Stage) (bool, error) {
 	// Free GPUs first. When fewer are free than needed and expiring jobs are
 	// undecided, go straight to the optimistic view.
 	if r.expHeld == 0 || r.free == nil || r.free.Free() >= d {
-		q, nofit, err := r.placeNow(&e, d)
+		q, nofit, err := r.placeNow(e, d)
 		if err != nil {
 			return false, err
 		}
@@ -1101,14 +1108,14 @@ func (r *round) addReason(rs Reason) int32 {
 // grant records the grant of e's candidate to tenant ti and pre-credits
 // the tenant. It reads the candidate from e and its tenant's id from the
 // tenant, not r.in[e.ci] (see candEntry).
-func (r *round) grant(e candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
+func (r *round) grant(e *candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
 	ci := e.ci
 	t := &r.tenants[ti]
 	var before TenantState
 	if r.opts.Trace != nil {
 		before = t.st
 	}
-	demand := r.demand(&e)
+	demand := r.demand(e)
 	rhoBefore := t.st.Account.Rho
 	t.st.Account = withAlloc(t.st.Account, preCredit(demand, r.lease))
 	t.st.Grants++
@@ -1158,7 +1165,7 @@ func (r *round) growGrants() {
 
 // fail records that candidate e.ci did not fit, for the reason with index
 // ri (1 +) in r.reasons.
-func (r *round) fail(e candEntry, ti int32, stage Stage, ri int32) {
+func (r *round) fail(e *candEntry, ti int32, stage Stage, ri int32) {
 	ci := e.ci
 	r.cands[ci].reason = ri
 	r.steps++
