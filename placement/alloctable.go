@@ -183,11 +183,28 @@ func (t *allocTable) reserve(tok *cowToken, n int) {
 // resize makes the table size slots, a power of two that holds its entries
 // at a load of at most one half, and stores every entry again.
 // O(capacity).
+//
+// Its leaves come in one array, allocated at once: a table is resized to
+// fill more than a quarter of its slots (a growth doubles a table half
+// full; a reservation sizes it for the entries announced), which leaves
+// almost no leaf of 16 slots empty, and one allocation replaces one per
+// leaf as the entries come.
 func (t *allocTable) resize(tok *cowToken, size uint64) {
 	old := *t
 	*t = allocTable{pages: make([]*allocPage, max(size>>(leafBits+pageBits), 1)), mask: size - 1, n: old.n}
+	leaves := make([]allocLeaf, max(size>>leafBits, 1))
 	for i := range t.pages {
-		t.pages[i] = &allocPage{owner: tok}
+		p := &allocPage{owner: tok}
+		for li := range uint64(1 << pageBits) {
+			if len(leaves) == 0 {
+				break
+			}
+			l := &leaves[0]
+			leaves = leaves[1:]
+			l.owner = tok
+			*leafAt(p, li) = l
+		}
+		t.pages[i] = p
 	}
 	old.all(func(e allocEntry) bool {
 		t.rehash(tok, e)
