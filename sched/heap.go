@@ -37,7 +37,7 @@ func heapPop(h *[]candEntry, o *candOrder) *candEntry {
 	*h = a
 	i := 0
 	for j := 1; j < n; j = 2*i + 1 {
-		if j+1 < n && o.less(a[j+1], a[j]) {
+		if j+1 < n && o.less(&a[j+1], &a[j]) {
 			j++
 		}
 		a[i] = a[j]
@@ -45,7 +45,7 @@ func heapPop(h *[]candEntry, o *candOrder) *candEntry {
 	}
 	for i > 0 {
 		p := (i - 1) / 2
-		if !o.less(last, a[p]) {
+		if !o.less(&last, &a[p]) {
 			break
 		}
 		a[i] = a[p]
@@ -60,7 +60,7 @@ func heapPop(h *[]candEntry, o *candOrder) *candEntry {
 func siftUp(h []candEntry, j int, o *candOrder) {
 	for j > 0 {
 		i := (j - 1) / 2
-		if !o.less(h[j], h[i]) {
+		if !o.less(&h[j], &h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
@@ -76,10 +76,10 @@ func siftDown(h []candEntry, i int, o *candOrder) {
 			return
 		}
 		j := l
-		if r := l + 1; r < n && o.less(h[r], h[l]) {
+		if r := l + 1; r < n && o.less(&h[r], &h[l]) {
 			j = r
 		}
-		if !o.less(h[j], h[i]) {
+		if !o.less(&h[j], &h[i]) {
 			return
 		}
 		h[i], h[j] = h[j], h[i]

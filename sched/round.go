@@ -613,7 +613,7 @@ func (r *round) demand(e *candEntry) ledger.GPUs {
 	return r.in[e.ci].Demand
 }
 
-func (o *candOrder) less(a, b candEntry) bool {
+func (o *candOrder) less(a, b *candEntry) bool {
 	// Unequal first components decide most comparisons: this much is
 	// inlined. A NaN compares false both ways and goes on to cmp.Compare.
 	if a.k0 > b.k0 {
@@ -627,7 +627,7 @@ func (o *candOrder) less(a, b candEntry) bool {
 
 // lessFrom0 is less for entries whose first components are neither
 // smaller nor larger than each other: equal, or a NaN among them.
-func (o *candOrder) lessFrom0(a, b candEntry) bool {
+func (o *candOrder) lessFrom0(a, b *candEntry) bool {
 	if c := cmp.Compare(a.k0, b.k0); c != 0 {
 		return c > 0
 	}
