@@ -184,6 +184,7 @@ type engine struct {
 	state       State
 
 	boundaries []time.Duration // next interval end per Intervals entry
+	nextEnd    time.Duration   // the least of boundaries (never without any); Config.longWay looks at each
 	tenants    []string        // sorted tenant names
 	// pending jobs by tenant (index in tenants)
 	pendingByTenant [][]demandCount
@@ -329,6 +330,10 @@ func (e *engine) openBooks() error {
 	}
 	e.boundaries = make([]time.Duration, len(e.cfg.Intervals))
 	copy(e.boundaries, e.cfg.Intervals)
+	e.nextEnd = never
+	if len(e.boundaries) > 0 {
+		e.nextEnd = slices.Min(e.boundaries)
+	}
 	e.res.Stats.Start = e.start
 	return nil
 }
@@ -454,6 +459,10 @@ func (e *engine) advance(t time.Duration) error {
 		// clock's time.Time is then kept (Config.longWay converts it).
 		e.now, e.nowAt = t, e.at(t)
 	}
+	if t < e.nextEnd && !e.cfg.longWay {
+		return nil // no interval ends by t
+	}
+	e.nextEnd = never
 	for i, b := range e.boundaries {
 		for b <= t {
 			if err := e.closeInterval(e.cfg.Intervals[i], b); err != nil {
@@ -462,6 +471,7 @@ func (e *engine) advance(t time.Duration) error {
 			b += e.cfg.Intervals[i]
 		}
 		e.boundaries[i] = b
+		e.nextEnd = min(e.nextEnd, b)
 	}
 	return nil
 }

@@ -172,7 +172,11 @@ func (l *leaseEnds) bucket(at time.Duration) int32 {
 		n := copy(l.order, l.order[l.head:])
 		l.order, l.head = l.order[:n], 0
 	}
-	l.order = slices.Insert(l.order, l.head+k, i)
+	if l.head+k == len(l.order) {
+		l.order = append(l.order, i) // the usual case: after every other
+	} else {
+		l.order = slices.Insert(l.order, l.head+k, i)
+	}
 	return i
 }
 
