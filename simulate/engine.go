@@ -60,6 +60,10 @@ type job struct {
 	// its cold starts and checkpoints, the work it lost, when it completes.
 	prog    lease.Progress
 	startAt time.Duration // while starting: when it will start holding
+	// leaseEndD is the lease end (st.LeaseEnd) as an offset, when
+	// leaseSet (see setLeaseEnd)
+	leaseEndD time.Duration
+	leaseSet  bool
 
 	// setIx is its place in a loose set of the engine, running or
 	// pending (a job is never in both; see runSet)
@@ -339,6 +343,19 @@ func (e *engine) openBooks() error {
 }
 
 func (e *engine) at(d time.Duration) time.Time { return e.start.Add(d) }
+
+// setLeaseEnd sets job j's lease end to d (JobState.LeaseEnd at(d)), or
+// to none when set is false, and keeps d with the job, which the engine
+// compares with its clock instead of times (Config.longWay compares the
+// times).
+func (e *engine) setLeaseEnd(j *job, d time.Duration, set bool) {
+	j.leaseEndD, j.leaseSet = d, set
+	if set {
+		j.st.LeaseEnd = e.leaseEndAt(d)
+	} else {
+		j.st.LeaseEnd = time.Time{}
+	}
+}
 
 // leaseEndAt is e.at(d) for the end d of a lease granted or renewed now:
 // the jobs of one tick mostly share it, so the last one is kept
@@ -782,8 +799,10 @@ func (e *engine) begin(j *job) error {
 	}
 	j.st.LastStart = at
 	e.q.push(event{at: e.completesAt(j, at), kind: evComplete, j: j.idx, gen: j.gen})
-	if !j.st.LeaseEnd.IsZero() {
+	if e.cfg.longWay && !j.st.LeaseEnd.IsZero() {
 		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
+	} else if !e.cfg.longWay && j.leaseSet {
+		e.q.push(event{at: j.leaseEndD, kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
 	}
 	return nil
 }
@@ -968,6 +987,9 @@ func (e *engine) check() error {
 		}
 		if (len(s.slotNodes) > 0 || !e.cfg.longWay) && !slices.Equal(s.slotNodes, e.nodes.slotNodes(s.Placement, nil)) {
 			return fmt.Errorf("%w: running job %s keeps the nodes %v of its slots, they are %v", ErrInvariant, s.Job.ID, s.slotNodes, e.nodes.slotNodes(s.Placement, nil))
+		}
+		if j := s.eng; j.leaseSet == s.LeaseEnd.IsZero() || j.leaseSet && !e.at(j.leaseEndD).Equal(s.LeaseEnd) {
+			return fmt.Errorf("%w: running job %s has lease end %v, its record says %v (%v)", ErrInvariant, s.Job.ID, s.LeaseEnd, e.at(j.leaseEndD), j.leaseSet)
 		}
 		used += s.Placement.GPUs()
 		if s.Placement.GPUs() != s.Job.GPUs {

@@ -118,7 +118,11 @@ func (e *engine) fillState() *State {
 func (e *engine) collectExpired() {
 	keep := e.expired[:0]
 	for _, j := range e.expired {
-		if j.phase == phRunning && !j.st.LeaseEnd.IsZero() && !j.st.LeaseEnd.After(e.nowAt) && !j.listed {
+		ended := j.leaseSet && j.leaseEndD <= e.now
+		if e.cfg.longWay {
+			ended = !j.st.LeaseEnd.IsZero() && !j.st.LeaseEnd.After(e.nowAt)
+		}
+		if j.phase == phRunning && ended && !j.listed {
 			j.listed = true
 			keep = append(keep, j)
 		}
@@ -314,7 +318,7 @@ func (e *engine) preempt(j *job) error {
 	j.st.Status = Pending
 	j.st.Placement = placement.Placement{}
 	j.st.slotNodes = j.st.slotNodes[:0]
-	j.st.LeaseEnd = time.Time{}
+	e.setLeaseEnd(j, 0, false)
 	j.progressed(at)
 	e.addPending(j)
 	if !wasRunning {
@@ -356,11 +360,7 @@ func (e *engine) renew(j *job, g Grant) error {
 		// arms the lease-end event.
 		from = j.startAt
 	}
-	if g.Lease > 0 {
-		j.st.LeaseEnd = e.leaseEndAt(from + g.Lease)
-	} else {
-		j.st.LeaseEnd = time.Time{}
-	}
+	e.setLeaseEnd(j, from+g.Lease, g.Lease > 0)
 	if j.phase == phStarting {
 		return nil
 	}
@@ -432,11 +432,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	e.running.insert(j)
 	j.startAt = barrier
 	j.st.LastStart = e.at(barrier)
-	if g.Lease > 0 {
-		j.st.LeaseEnd = e.leaseEndAt(barrier + g.Lease)
-	} else {
-		j.st.LeaseEnd = time.Time{}
-	}
+	e.setLeaseEnd(j, barrier+g.Lease, g.Lease > 0)
 	e.stallTicks = 0
 	if barrier == e.now && !j.holding {
 		return e.begin(j)
