@@ -18,12 +18,13 @@ func heapPush(h *[]candEntry, x candEntry, o *candOrder) {
 	siftUp(*h, len(*h)-1, o)
 }
 
-// heapPop removes the first entry and returns it, moved to the place just
-// beyond the heap's new end (which heapPush of it overwrites with itself). The last entry, which takes
-// its place, almost always belongs near the bottom, so the hole the first
-// leaves is carried down along the path of first children (one
-// comparison a level instead of two) and the last entry sifted up from
-// where the path ends (Floyd's bottom-up pop).
+// heapPop removes the first entry and returns a pointer to it, moved to
+// the place just beyond the heap's new end: the entry stays valid until
+// the heap grows again, and pushing it back copies it onto itself. The
+// last entry, which takes its place, almost always belongs near the
+// bottom, so the hole the first leaves is carried down along the path of
+// first children (one comparison a level instead of two) and the last
+// entry sifted up from where the path ends (Floyd's bottom-up pop).
 func heapPop(h *[]candEntry, o *candOrder) *candEntry {
 	a := *h
 	n := len(a) - 1
