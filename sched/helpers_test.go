@@ -75,7 +75,12 @@ func (w withoutPlacerOnly) PlaceWithout(d int, ids []string) (placement.Placemen
 	return w.c.PlaceWithout(d, ids)
 }
 
-func cluster(tb testing.TB, nodes, gpus int) *placement.Cluster {
+// cluster returns a cluster of nodes nodes of gpus GPUs each; tb is a
+// testing.TB or a *rapid.T.
+func cluster(tb interface {
+	Helper()
+	Fatal(...any)
+}, nodes, gpus int) *placement.Cluster {
 	tb.Helper()
 	ns := make([]placement.Node, nodes)
 	for i := range ns {

@@ -436,10 +436,10 @@ func TestPropertyLargeDemandsMatchReference(t *testing.T) {
 		}
 		var cands []Candidate
 		for j := range rapid.IntRange(0, 6).Draw(t, "jobs") {
-			id := ledger.JobID(fmt.Sprintf("j%02d", j))
+			id, ten := drawJobTenant(t, j, nTen)
 			c := Candidate{
 				Job:    id,
-				Tenant: ledger.TenantID(fmt.Sprintf("T%d", rapid.IntRange(0, nTen-1).Draw(t, "tenant"))),
+				Tenant: ten,
 				Demand: ledger.GPUs(rapid.SampledFrom([]int{1, 3, big - 1, big, big + 2, 2 * big}).Draw(t, "demand")),
 				Submit: t0.Add(time.Duration(rapid.IntRange(0, 2).Draw(t, "submit")) * time.Second),
 			}

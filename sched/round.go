@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
@@ -531,7 +532,16 @@ func (r *round) prepare(ti int32) error {
 			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
 		}
 		s := r.reward(c, acct)
-		e.k0, e.k1, e.slen = s.At(0), s.At(1), s.n
+		e.k0, e.slen = s.At(0), s.n
+		if s.n >= 2 {
+			e.k1 = math.Float64bits(s.v[1])
+		} else {
+			key := int64(noSubmitKey)
+			if r.opts.TieBreak == nil {
+				key = submitKey(c.Submit)
+			}
+			e.k1 = uint64(key)
+		}
 		e.h, e.job, e.run, e.d = r.cands[ci].h, c.Job, c.Running, 0
 		if c.Demand < 1<<16 {
 			e.d = uint16(c.Demand)
@@ -565,9 +575,36 @@ func (r *round) score(e *candEntry) Score {
 	s := Score{n: e.slen}
 	s.v[0] = e.k0
 	if e.slen == 2 {
-		s.v[1] = e.k1
+		s.v[1] = math.Float64frombits(e.k1)
 	}
 	return s
+}
+
+// noSubmitKey is the submit key of an entry that has none: no Submit's
+// key takes this value.
+const noSubmitKey = math.MinInt64
+
+// submitKey returns t as Unix nanoseconds, a key in the order of the
+// default tie-break's t.Compare, or noSubmitKey where the key would not be
+// exact: when t carries a monotonic clock reading (Compare reads it when
+// both times have one, the wall clock otherwise; two times without one are
+// compared by their wall clock, as their keys are) or when its Unix seconds
+// lie beyond ±9223372035, whose nanoseconds an int64 does not hold. O(1).
+func submitKey(t time.Time) int64 {
+	const lim = math.MaxInt64/1_000_000_000 - 1 // 9223372035
+	s := t.Unix()
+	if s < -lim || s > lim || t != t.Round(0) {
+		return noSubmitKey
+	}
+	return s*1_000_000_000 + int64(t.Nanosecond())
+}
+
+// second returns the second component of e's reward.
+func (e *candEntry) second() float64 {
+	if e.slen >= 2 {
+		return math.Float64frombits(e.k1)
+	}
+	return 0
 }
 
 // candOrder orders candidates: higher reward first, then the tie-break
@@ -586,6 +623,10 @@ type candOrder struct {
 // components of its reward (0 where the reward is shorter, as
 // Score.Compare counts a missing component), which decide most comparisons
 // without reading the round's arrays at random, and the reward's length;
+// in place of a second component the reward lacks, the candidate's submit
+// key (submitKey, or noSubmitKey where the round's tie-break is not the
+// default), so that equal rewards of one component are ordered as the
+// default tie-break orders them without reading the candidates either;
 // and, set with the reward by prepare, what a grant needs of the
 // candidate: its job id with the id's hash, whether it is running, and its
 // demand when below 2¹⁶ (else 0). A round visits its candidates in tenant
@@ -595,13 +636,14 @@ type candOrder struct {
 // grant in a large round, paid instead in prepare, whose loads overlap
 // (48 bytes).
 type candEntry struct {
-	k0, k1 float64
-	h      uint64 // idhash.String(string(job)), which is placement.IDHash
-	job    ledger.JobID
-	ci     int32
-	slen   uint8
-	run    bool   // r.in[ci].Running
-	d      uint16 // r.in[ci].Demand if below 2¹⁶, else 0
+	k0   float64
+	k1   uint64 // the second component's bits if slen >= 2, else int64 submit key
+	h    uint64 // idhash.String(string(job)), which is placement.IDHash
+	job  ledger.JobID
+	ci   int32
+	slen uint8
+	run  bool   // r.in[ci].Running
+	d    uint16 // r.in[ci].Demand if below 2¹⁶, else 0
 }
 
 // demand returns the demand of e's candidate, from the entry when it holds
@@ -631,7 +673,19 @@ func (o *candOrder) lessFrom0(a, b *candEntry) bool {
 	if c := cmp.Compare(a.k0, b.k0); c != 0 {
 		return c > 0
 	}
-	if c := cmp.Compare(a.k1, b.k1); c != 0 {
+	if a.slen < 2 && b.slen < 2 {
+		// Equal rewards of at most one component (rest holds nothing of
+		// them): with both submit keys, the default tie-break's order,
+		// then that of the job ids (BySubmit's and the round's last).
+		if ka, kb := int64(a.k1), int64(b.k1); ka != noSubmitKey && kb != noSubmitKey {
+			if ka != kb {
+				return ka < kb
+			}
+			return a.job < b.job
+		}
+		return o.lessRest(a.ci, b.ci)
+	}
+	if c := cmp.Compare(a.second(), b.second()); c != 0 {
 		return c > 0
 	}
 	return o.lessRest(a.ci, b.ci)
