@@ -538,7 +538,7 @@ func (r *round) prepare(ti int32) error {
 		} else {
 			key := int64(noSubmitKey)
 			if r.opts.TieBreak == nil {
-				key = submitKey(c.Submit)
+				key = unknownSubmitKey // found at the entry's first tie
 			}
 			e.k1 = uint64(key)
 		}
@@ -580,9 +580,23 @@ func (r *round) score(e *candEntry) Score {
 	return s
 }
 
-// noSubmitKey is the submit key of an entry that has none: no Submit's
-// key takes this value.
-const noSubmitKey = math.MinInt64
+// noSubmitKey is the submit key of an entry that has none, and
+// unknownSubmitKey that of an entry whose key is yet to be found: no
+// Submit's key takes these values.
+const (
+	noSubmitKey      = math.MinInt64
+	unknownSubmitKey = math.MinInt64 + 1
+)
+
+// findSubmitKey finds, stores in e and returns the submit key of e's
+// candidate, whose reward has at most one component. lessFrom0 finds an
+// entry's key at its first tie: a round whose rewards rarely tie finds
+// few, and an entry's candidate is read once, not at each of its ties.
+func (o *candOrder) findSubmitKey(e *candEntry) int64 {
+	k := submitKey(o.in[e.ci].Submit)
+	e.k1 = uint64(k)
+	return k
+}
 
 // submitKey returns t as Unix nanoseconds, a key in the order of the
 // default tie-break's t.Compare, or noSubmitKey where the key would not be
@@ -624,9 +638,10 @@ type candOrder struct {
 // Score.Compare counts a missing component), which decide most comparisons
 // without reading the round's arrays at random, and the reward's length;
 // in place of a second component the reward lacks, the candidate's submit
-// key (submitKey, or noSubmitKey where the round's tie-break is not the
-// default), so that equal rewards of one component are ordered as the
-// default tie-break orders them without reading the candidates either;
+// key (submitKey, found at the entry's first tie, or noSubmitKey where the
+// round's tie-break is not the default), so that equal rewards of one
+// component are ordered as the default tie-break orders them without
+// reading the candidates at each comparison;
 // and, set with the reward by prepare, what a grant needs of the
 // candidate: its job id with the id's hash, whether it is running, and its
 // demand when below 2¹⁶ (else 0). A round visits its candidates in tenant
@@ -637,7 +652,7 @@ type candOrder struct {
 // (48 bytes).
 type candEntry struct {
 	k0   float64
-	k1   uint64 // the second component's bits if slen >= 2, else int64 submit key
+	k1   uint64 // the second component's bits if slen >= 2, else an int64 submit key
 	h    uint64 // idhash.String(string(job)), which is placement.IDHash
 	job  ledger.JobID
 	ci   int32
@@ -668,7 +683,8 @@ func (o *candOrder) less(a, b *candEntry) bool {
 }
 
 // lessFrom0 is less for entries whose first components are neither
-// smaller nor larger than each other: equal, or a NaN among them.
+// smaller nor larger than each other: equal, or a NaN among them. It may
+// store in a and b the submit keys it finds (findSubmitKey).
 func (o *candOrder) lessFrom0(a, b *candEntry) bool {
 	if c := cmp.Compare(a.k0, b.k0); c != 0 {
 		return c > 0
@@ -677,7 +693,14 @@ func (o *candOrder) lessFrom0(a, b *candEntry) bool {
 		// Equal rewards of at most one component (rest holds nothing of
 		// them): with both submit keys, the default tie-break's order,
 		// then that of the job ids (BySubmit's and the round's last).
-		if ka, kb := int64(a.k1), int64(b.k1); ka != noSubmitKey && kb != noSubmitKey {
+		ka, kb := int64(a.k1), int64(b.k1)
+		if ka == unknownSubmitKey {
+			ka = o.findSubmitKey(a)
+		}
+		if kb == unknownSubmitKey {
+			kb = o.findSubmitKey(b)
+		}
+		if ka != noSubmitKey && kb != noSubmitKey {
 			if ka != kb {
 				return ka < kb
 			}
