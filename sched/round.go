@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/astraea-sched/astraea/internal/idhash"
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
 )
@@ -387,7 +388,7 @@ func (r *round) init(in Input, opts Options) error {
 		// those that differ, as numbered ids do, differ in the last byte,
 		// and a round whose tenants come mixed compares no more.)
 		ti := lastTenant
-		if i == 0 || !sameTail(c.Tenant, lastID) || c.Tenant != lastID {
+		if i == 0 || !idhash.Equal(string(c.Tenant), string(lastID)) {
 			ti = tenantIDs.index(c.Tenant)
 		}
 		if ti < 0 {
@@ -467,12 +468,6 @@ func (r *round) init(in Input, opts Options) error {
 	clear(r.grants)
 	r.res.Grants = r.grants[:0]
 	return nil
-}
-
-// sameTail reports whether a and b have the same length and last byte: a
-// cheap test that most unequal ids fail before a comparison of their bytes.
-func sameTail(a, b ledger.TenantID) bool {
-	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1])
 }
 
 // badCandidate reports candidate i, rejected by init for sentinel, unless

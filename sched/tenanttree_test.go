@@ -41,29 +41,6 @@ func TestPropertyRhoKeyOrdersAsCompare(t *testing.T) {
 	})
 }
 
-// sameTail, the quick test init makes before comparing a candidate's tenant
-// with the one before it, holds for every pair of equal ids (so that the
-// lookup it skips is never needed) and is exactly equal length and last
-// byte.
-func TestPropertySameTailHoldsForEqualIDs(t *testing.T) {
-	id := rapid.Custom(func(t *rapid.T) ledger.TenantID {
-		return ledger.TenantID(rapid.StringMatching(`(tenant-)?[0-9a-c]{0,3}`).Draw(t, "id"))
-	})
-	rapid.Check(t, func(t *rapid.T) {
-		a, b := id.Draw(t, "a"), id.Draw(t, "b")
-		if a == b && !sameTail(a, b) {
-			t.Fatalf("sameTail(%q, %q) is false for equal ids", a, b)
-		}
-		want := len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1])
-		if got := sameTail(a, b); got != want {
-			t.Fatalf("sameTail(%q, %q) = %v, want %v", a, b, got, want)
-		}
-		if c := ledger.TenantID(string(a)); !sameTail(a, c) {
-			t.Fatalf("sameTail(%q, its copy) is false", a)
-		}
-	})
-}
-
 // The tenant tree's first tenant is always the one a scan of the tenants in
 // play finds first (the order, then the id), under the default order and
 // under a tenant order of the caller, while the first tenant's ρ grows (by

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/astraea-sched/astraea/internal/idhash"
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/sched"
@@ -149,7 +150,7 @@ type oldJob struct {
 // roundAccounts are a round's accounts that answer a job the trimmer read
 // this round (and kept) from what it read, instead of reading it again:
 // the view does not change during a round. A short list is scanned, with
-// ids compared by sameID, which returns at once for the same string (the
+// ids compared by idhash.Equal, which returns at once for the same string (the
 // round asks with the id it was given, the state's own); a list longer than
 // scanReads is indexed by id first, so that a lookup stays O(1) however
 // many jobs a round reads (a few in the traces' runs, but as many as the
@@ -207,20 +208,11 @@ func lookupRead(list []readAccount, ix map[string]int32, id string) (ledger.Acco
 		return list[i].a, true
 	}
 	for i := range list {
-		if sameID(list[i].id, id) {
+		if idhash.Equal(list[i].id, id) {
 			return list[i].a, true
 		}
 	}
 	return ledger.Account{}, false
-}
-
-// sameID is a == b, comparing the lengths and the last bytes first: ids of
-// one trace often have one length and a long common prefix (a number
-// follows it), so that most unequal ids differ there and cost no call of
-// the runtime's comparison.
-func sameID(a, b string) bool {
-	n := len(a)
-	return n == len(b) && (n == 0 || a[n-1] == b[n-1]) && a == b
 }
 
 func (r *roundAccounts) TenantAccount(id ledger.TenantID) (ledger.Account, bool) {
@@ -772,7 +764,7 @@ func (p *inPlace) PlaceWithout(d int, ids []string) (placement.Placement, error)
 		gains, known := p.gains[:0], 0
 		for _, id := range ids {
 			for _, r := range p.exp {
-				if sameID(r.Job.ID, id) {
+				if idhash.Equal(r.Job.ID, id) {
 					gains = addSlots(gains, p.nodes, r)
 					known++
 					break

@@ -69,19 +69,3 @@ func TestPropertyRoundAccountsAnswerTheFirstRead(t *testing.T) {
 		}
 	})
 }
-
-// sameID is string equality, also for empty ids and for ids that share
-// their length and last byte.
-func TestPropertySameIDIsEquality(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		alphabet := rapid.SampledFrom([]string{"", "a", "b", "ab", "ba", "aab", "bab", "application_1_1", "application_2_1"})
-		a, b := alphabet.Draw(t, "a"), alphabet.Draw(t, "b")
-		if rapid.Bool().Draw(t, "suffix") {
-			s := rapid.StringMatching(`[a-c]{0,3}`).Draw(t, "s")
-			a, b = a+s, b+s
-		}
-		if got := sameID(a, b); got != (a == b) {
-			t.Fatalf("sameID(%q, %q) = %v", a, b, got)
-		}
-	})
-}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // TestStringIsFixed pins a few values, one for each way the id's bytes
@@ -68,4 +70,23 @@ func TestStringSpreadsLowBits(t *testing.T) {
 			t.Fatalf("bucket %d holds %d of %d ids, expected about %d", b, c, ids, ids/buckets)
 		}
 	}
+}
+
+// Equal is string equality: for empty ids, for a string and its copy, and
+// for ids that share their length and last byte, or a long prefix, or both.
+func TestPropertyEqualIsEquality(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alphabet := rapid.SampledFrom([]string{"", "a", "b", "ab", "ba", "aab", "bab", "tenant-", "application_1_1", "application_2_1"})
+		a, b := alphabet.Draw(t, "a"), alphabet.Draw(t, "b")
+		if rapid.Bool().Draw(t, "suffix") {
+			s := rapid.StringMatching(`[0-9a-c]{0,3}`).Draw(t, "s")
+			a, b = a+s, b+s
+		}
+		if got := Equal(a, b); got != (a == b) {
+			t.Fatalf("Equal(%q, %q) = %v", a, b, got)
+		}
+		if c := strings.Clone(a); !Equal(a, c) {
+			t.Fatalf("Equal(%q, its copy) is false", a)
+		}
+	})
 }
