@@ -459,13 +459,7 @@ func BenchmarkLookupFloor(b *testing.B) {
 func BenchmarkViewJobAccount(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
-			l, ids, _ := benchLedger(b, QuotaShare, n)
-			order := make([]JobID, len(ids))
-			for i, k := range rand.New(rand.NewPCG(5, 6)).Perm(len(ids)) {
-				order[i] = ids[k]
-			}
-			v := l.View(l.Now())
-			runtime.GC()
+			v, order := shuffledView(b, n)
 			c := startCPU(b)
 			k := 0
 			for i := 0; i < b.N; i++ {
@@ -479,4 +473,43 @@ func BenchmarkViewJobAccount(b *testing.B) {
 			c.stop()
 		})
 	}
+}
+
+// BenchmarkViewAppendJobAccounts is BenchmarkViewJobAccount through
+// AppendJobAccounts, 100 ids at a time (a tenant's candidates in a large
+// round); an op is still one account.
+func BenchmarkViewAppendJobAccounts(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			v, order := shuffledView(b, n)
+			const batch = 100
+			order = order[:len(order)/batch*batch]
+			dst := make([]Account, 0, batch)
+			c := startCPU(b)
+			k := 0
+			for i := 0; i < b.N; i += batch {
+				var ok bool
+				if dst, ok = v.AppendJobAccounts(dst[:0], order[k:k+batch]); !ok {
+					b.Fatal("unknown id")
+				}
+				if k += batch; k == len(order) {
+					k = 0
+				}
+			}
+			c.stop()
+		})
+	}
+}
+
+// shuffledView returns the View at Now() of benchLedger's ledger with n
+// jobs in its large tenant and those jobs' ids in a shuffled order, after
+// a collection.
+func shuffledView(b *testing.B, n int) (View, []JobID) {
+	l, ids, _ := benchLedger(b, QuotaShare, n)
+	order := make([]JobID, len(ids))
+	for i, k := range rand.New(rand.NewPCG(5, 6)).Perm(len(ids)) {
+		order[i] = ids[k]
+	}
+	runtime.GC()
+	return l.View(l.Now()), order
 }

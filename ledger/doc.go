@@ -82,8 +82,8 @@
 // [Ledger.History]; demands and capacity are bounded by [MaxGPUs].
 //
 // Scheduler face: [Ledger.View] and [View] ([View.TenantAccount],
-// [View.JobAccount], [View.TenantFairRate], [View.JobFairRate],
-// [View.TenantQuota]).
+// [View.JobAccount], [View.AppendJobAccounts] for many jobs at once,
+// [View.TenantFairRate], [View.JobFairRate], [View.TenantQuota]).
 //
 // Fairness ratio: [Rho], [Ratio], [Rho.Compare], [Rho.Loss].
 //

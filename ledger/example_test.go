@@ -158,3 +158,39 @@ func ExampleLedger_Forget() {
 	// true true
 	// <nil>
 }
+
+// A scheduler reading the accounts of all of a tenant's candidates asks for
+// them at once: the same accounts as JobAccount, with the lookups of a
+// large ledger overlapped. A job the ledger does not know stops the batch.
+func ExampleView_AppendJobAccounts() {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 8, Start: start})
+	if err != nil {
+		panic(err)
+	}
+	for _, err := range []error{
+		l.AddTenant(start, "vision", 1),
+		l.Submit(start, "a", "vision", 4, 1),
+		l.Submit(start, "b", "vision", 4, 1),
+		l.Start(start, "a"),
+		l.Advance(start.Add(time.Hour)),
+	} {
+		if err != nil {
+			panic(err)
+		}
+	}
+	v := l.View(l.Now())
+	accts, ok := v.AppendJobAccounts(nil, []ledger.JobID{"a", "b"})
+	for i, a := range accts {
+		fmt.Printf("job %d: alloc %s fair %s ρ %v\n", i, gpuHours(a.Alloc), gpuHours(a.FairShare), a.Rho)
+	}
+	fmt.Println("all known:", ok)
+	ids := []ledger.JobID{"a", "nobody", "b"}
+	accts, ok = v.AppendJobAccounts(accts[:0], ids)
+	fmt.Println("all known:", ok, "- stopped at", ids[len(accts)])
+	// Output:
+	// job 0: alloc 4 GPU·h fair 4 GPU·h ρ 1.0000
+	// job 1: alloc 0 GPU·h fair 4 GPU·h ρ 0.0000
+	// all known: true
+	// all known: false - stopped at nobody
+}

@@ -32,6 +32,11 @@ func TestTrailingWindowForgetsTheOldPast(t *testing.T) {
 	if _, ok := v.JobAccount("old"); ok {
 		t.Fatal("view still reports a forgotten job")
 	}
+	// unknown to a batch too: it stops there
+	want, _ := v.JobAccount("new")
+	if got, ok := v.AppendJobAccounts(nil, []JobID{"new", "old", "new"}); ok || len(got) != 1 || got[0] != want {
+		t.Fatalf("AppendJobAccounts(new, old, new) = %v, %v; want [%v], false", got, ok, want)
+	}
 	do(t, l, l.Submit(t1, "old", "t", 1, 1)) // the id is free again
 	wantAccount(t, "reused id", jobAcct(t, l, "old", t1, ts(3*3600)), 0, 3600)
 }

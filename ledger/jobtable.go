@@ -224,3 +224,34 @@ func (t *jobTable) all() []*job {
 	}
 	return out
 }
+
+// getBatch sets js[i] to the record of ids[i], or nil, for every i (len(js)
+// ≥ len(ids)). It finds the records of a batch the way get finds one, in
+// passes over the batch instead of one id after another: the first computes
+// every hash and reads every first slot, the second follows the probes and
+// compares the ids. Looked up one by one, ids at random in a large table
+// each wait for a slot and then a record to come from memory, one miss
+// after another; in passes, the loads of different ids do not depend on
+// one another, so the processor has many of them in flight at once.
+// O(len(ids)) expected.
+func (t *jobTable) getBatch(ids []JobID, js []*job, hs []uint64) {
+	if t.n == 0 {
+		clear(js[:len(ids)])
+		return
+	}
+	hs = hs[:len(ids)]
+	js = js[:len(ids)]
+	for i, id := range ids {
+		h := idhash.String(string(id))
+		hs[i] = h
+		tb := t.tab(h)
+		js[i] = tb.slots[h&uint64(len(tb.slots)-1)].j
+	}
+	for i, id := range ids {
+		if j := js[i]; j != nil && j.id == id {
+			continue
+		}
+		h := hs[i]
+		js[i] = t.tab(h).find(h, id).j
+	}
+}

@@ -45,6 +45,23 @@ func TestJobTableAgainstMap(t *testing.T) {
 				if got := tab.get(k); got != want[k] {
 					t.Fatalf("get(%q) = %p, want %p", k, got, want[k])
 				}
+				// a batch of ids finds what get finds, for each
+				batch := make([]JobID, rapid.IntRange(0, 40).Draw(t, "batch"))
+				for i := range batch {
+					batch[i] = id()
+				}
+				js, hs := make([]*job, len(batch)+1), make([]uint64, len(batch))
+				sentinel := &job{}
+				js[len(batch)] = sentinel
+				tab.getBatch(batch, js, hs)
+				for i, k := range batch {
+					if js[i] != want[k] {
+						t.Fatalf("getBatch: %q found %p, want %p", k, js[i], want[k])
+					}
+				}
+				if js[len(batch)] != sentinel {
+					t.Fatal("getBatch wrote beyond the batch")
+				}
 			}
 			if err := tab.check(); err != nil {
 				t.Fatal(err)
@@ -148,6 +165,10 @@ func TestJobTableZero(t *testing.T) {
 	var tab jobTable
 	if tab.get("x") != nil || tab.len() != 0 || len(tab.all()) != 0 {
 		t.Fatal("zero table not empty")
+	}
+	js := []*job{{}, {}}
+	if tab.getBatch([]JobID{"x"}, js, make([]uint64, 1)); js[0] != nil || js[1] == nil {
+		t.Fatalf("getBatch on the zero table: %v", js)
 	}
 	tab.remove(&job{id: "x"})
 	if tab.len() != 0 {

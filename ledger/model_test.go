@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -275,6 +276,38 @@ func (m *model) checkAccounts(t *rapid.T, who string, windows [][2]int64, split 
 }
 
 // check is run after every action.
+// checkBatch checks that v.AppendJobAccounts gives what JobAccount gives for
+// each of a random list of ids (long enough to span several of its
+// batches), keeps what dst held, and stops at the first unknown id.
+func (m *model) checkBatch(t *rapid.T, v View) {
+	known := m.o.Jobs()
+	if len(known) == 0 {
+		return
+	}
+	ids := rapid.SliceOfN(rapid.SampledFrom(known), 0, 70).Draw(t, "batch ids")
+	batch := make([]JobID, len(ids), len(ids)+1)
+	for i, id := range ids {
+		batch[i] = JobID(id)
+	}
+	if len(batch) > 0 && rapid.Bool().Draw(t, "batch has an unknown id") {
+		batch = slices.Insert(batch, rapid.IntRange(0, len(batch)).Draw(t, "unknown at"), "no-such-job")
+	}
+	prefix := []Account{{Alloc: 1, FairShare: 2, Rho: 0.5}}
+	got, ok := v.AppendJobAccounts(prefix, batch)
+	want, wantOK := slices.Clip(prefix), true
+	for _, id := range batch {
+		a, known := v.JobAccount(id)
+		if !known {
+			wantOK = false
+			break
+		}
+		want = append(want, a)
+	}
+	if ok != wantOK || !slices.Equal(got, want) {
+		t.Fatalf("AppendJobAccounts(%v) = %v, %v; one by one %v, %v", batch, got, ok, want, wantOK)
+	}
+}
+
 func (m *model) check(t *rapid.T) {
 	for _, l := range []*Ledger{m.l, m.lazy} {
 		if err := l.Check(); err != nil {
@@ -372,6 +405,9 @@ func (m *model) check(t *rapid.T) {
 			t.Fatalf("tenant %s: Σ job fair rates %v > tenant fair rate %v", id, s, r)
 		}
 	}
+
+	m.checkBatch(t, view)
+	m.checkBatch(t, m.l.View(m.at(ahead)))
 
 	// cluster
 	for _, w := range windows {

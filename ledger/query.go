@@ -85,6 +85,23 @@ func (l *Ledger) jobWindow(j *job, f, t int64) Account {
 	return account(a, fr)
 }
 
+// touchRecords reads a word of every cache line of the records that an
+// account reads beyond the first (which the lookup brought in), for a batch
+// of records at once, so that their loads overlap instead of waiting one
+// after another inside the accounts. It returns what it read only so that
+// the loads are kept; it is not inlined so that the caller may drop that.
+//
+//go:noinline
+func touchRecords(js []*job) int64 {
+	var sum int64
+	for _, j := range js {
+		if j != nil {
+			sum += j.alloc.st.head.t + j.submit + j.seg0[0].from
+		}
+	}
+	return sum
+}
+
 // TenantAccount returns tenant id's account over the half-open window
 // [from, to). `to` may be after Now(): the current state is extrapolated,
 // nothing is mutated. Errors: ErrUnknownTenant, ErrInvalidValue (from > to),
@@ -237,4 +254,43 @@ func (l *Ledger) jobFairRate(j *job) float64 {
 		return 0
 	}
 	return j.weight * j.grp.s.rate()
+}
+
+// viewBatch is how many ids AppendJobAccounts looks up together: enough to
+// keep the processor's outstanding loads busy, few enough that the
+// records it brings in are still in cache when it reads them.
+const viewBatch = 32
+
+// AppendJobAccounts appends to dst the account over the View's window of
+// every id in ids, in order, as JobAccount returns them, and reports whether
+// it knew every id. It stops before the first id that is unknown (or
+// forgotten), which is then ids[len(result)-len(dst)].
+//
+// It gives the same accounts as calls of JobAccount, faster when the ids
+// are many and their records scattered through a large ledger: it looks
+// records up in batches, so the memory loads of different ids overlap
+// instead of waiting for one another (a scheduling round that reads the
+// accounts of a tenant's candidates at once is the case it is for).
+// O(len(ids)) lookups, each as JobAccount's.
+func (v View) AppendJobAccounts(dst []Account, ids []JobID) ([]Account, bool) {
+	if !v.ok {
+		return dst, len(ids) == 0
+	}
+	var (
+		js [viewBatch]*job
+		hs [viewBatch]uint64
+	)
+	for len(ids) > 0 {
+		n := min(len(ids), viewBatch)
+		v.l.jobs.getBatch(ids[:n], js[:], hs[:])
+		touchRecords(js[:n])
+		for _, j := range js[:n] {
+			if j == nil || v.l.forgotten(j) {
+				return dst, false
+			}
+			dst = append(dst, v.l.jobWindow(j, v.from, v.to))
+		}
+		ids = ids[n:]
+	}
+	return dst, true
 }
