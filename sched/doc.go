@@ -23,7 +23,8 @@
 //     candidate not served), [Result.Tenants] (pre-credited accounts and why
 //     a tenant left play). [Options.Trace] reports every decision as a [Step].
 //   - Plug in accounting: [Accounts] (ledger.View satisfies it) and the
-//     optional [FairRater].
+//     optional [FairRater] and [JobAccountsAppender] (many job accounts
+//     at once, which ledger.View also implements).
 //   - Phase 1 order: [TenantOrder], default [ByRho].
 //   - Phase 2 reward: [Reward] and [Score]; shipped rewards [NegJobRho]
 //     (Algorithm 2, the default), [NewJobFirst] (new-job priority),

@@ -459,3 +459,62 @@ func TestPropertyLargeDemandsMatchReference(t *testing.T) {
 		s.matchesReference(t)
 	})
 }
+
+// missingAccounts is an accounts that knows every job but one, and
+// batchAccounts the same looked up through JobAccountsAppender (one by
+// one, as the interface's contract states).
+type missingAccounts struct {
+	*accounts
+	missing ledger.JobID
+}
+
+func (m missingAccounts) JobAccount(id ledger.JobID) (ledger.Account, bool) {
+	if id == m.missing {
+		return ledger.Account{}, false
+	}
+	return m.accounts.JobAccount(id)
+}
+
+type batchAccounts struct{ missingAccounts }
+
+func (b batchAccounts) AppendJobAccounts(dst []ledger.Account, ids []ledger.JobID) ([]ledger.Account, bool) {
+	for _, id := range ids {
+		a, ok := b.JobAccount(id)
+		if !ok {
+			return dst, false
+		}
+		dst = append(dst, a)
+	}
+	return dst, true
+}
+
+// A round that reads job accounts through JobAccountsAppender decides as one
+// that asks JobAccount for each, and fails the same way on a job without an
+// account (same candidate named).
+func TestPropertyBatchAccountsDecideAlike(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		m := missingAccounts{accounts: s.in.Accounts.(*accounts)}
+		if n := len(s.in.Candidates); n > 0 && rapid.Bool().Draw(t, "a job without account") {
+			m.missing = s.in.Candidates[rapid.IntRange(0, n-1).Draw(t, "missing")].Job
+		}
+		round := func(x *Rounder, acc Accounts) (Result, error, map[string]placement.Placement) {
+			in := s.in
+			in.Accounts = acc
+			cl := s.cl.Clone()
+			in.Placer = cl
+			res, err := x.Round(in, s.opts)
+			return res, err, allocations(cl)
+		}
+		var plain, batch Rounder
+		want, wantErr, wantCl := round(&plain, m)
+		round(&batch, batchAccounts{m}) // the second round reuses its buffers
+		got, gotErr, gotCl := round(&batch, batchAccounts{m})
+		if !reflect.DeepEqual(gotErr, wantErr) {
+			t.Fatalf("error through a batch %v, one by one %v", gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotCl, wantCl) {
+			t.Fatalf("a batch decides differently\n got  %+v\n want %+v", got, want)
+		}
+	})
+}

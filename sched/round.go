@@ -113,6 +113,7 @@ type round struct {
 	reasons []Reason
 
 	accounts Accounts
+	batch    JobAccountsAppender // accounts, if it looks up many at once
 	reward   Reward
 	candLT   candOrder
 	tt       tenantTree // Phase 1's queue
@@ -152,6 +153,8 @@ type round struct {
 	tenantRes   []TenantResult
 	preempts    []ledger.JobID // the grants' Preempts
 	victimBuf   []int32        // victims' answer, valid until its next call
+	batchIDs    []ledger.JobID // a tenant's job ids for batch (cleared after use)
+	batchAccts  []ledger.Account
 }
 
 // Rounder runs rounds like [Round] but keeps its working memory from one
@@ -258,7 +261,7 @@ func (r *round) keep() {
 		r.tenantRes = r.res.Tenants
 	}
 	r.res = Result{}
-	r.accounts, r.reward, r.opts = nil, nil, Options{}
+	r.accounts, r.batch, r.reward, r.opts = nil, nil, nil, Options{}
 	r.candLT = candOrder{}
 	r.tt.tenants, r.tt.order = nil, nil
 	r.p, r.a, r.cloner, r.ccl, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil, nil
@@ -317,6 +320,7 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	r.changed()
 	r.accounts, r.reward = in.Accounts, opts.Reward
+	r.batch, _ = in.Accounts.(JobAccountsAppender)
 	if r.reward == nil {
 		r.reward = NegJobRho
 	}
@@ -518,13 +522,22 @@ func (r *round) prepare(ti int32) error {
 		}
 	}
 	r.touched ^= touch
+	accts, err := r.jobAccounts(t.heap)
+	if err != nil {
+		return err
+	}
 	for i := range t.heap {
 		e := &t.heap[i]
 		ci := e.ci
 		c := &r.in[ci]
-		acct, ok := r.accounts.JobAccount(c.Job)
-		if !ok {
-			return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
+		var acct ledger.Account
+		if accts != nil {
+			acct = accts[i]
+		} else {
+			var ok bool
+			if acct, ok = r.accounts.JobAccount(c.Job); !ok {
+				return r.unknownJob(ci)
+			}
 		}
 		s := r.reward(c, acct)
 		e.k0, e.slen = s.At(0), s.n
@@ -548,6 +561,35 @@ func (r *round) prepare(ti int32) error {
 	heapInit(t.heap, &r.candLT)
 	t.ready = true
 	return nil
+}
+
+// jobAccounts returns the accounts of the candidates of entries es, in
+// their order, when the round's Accounts looks many up at once
+// (JobAccountsAppender); nil when it does not, and prepare asks for each.
+func (r *round) jobAccounts(es []candEntry) ([]ledger.Account, error) {
+	if r.batch == nil {
+		return nil, nil
+	}
+	ids := r.batchIDs[:0]
+	for _, e := range es {
+		ids = append(ids, r.in[e.ci].Job)
+	}
+	accts, ok := r.batch.AppendJobAccounts(r.batchAccts[:0], ids)
+	clear(ids) // hold no caller's id past the round
+	r.batchIDs, r.batchAccts = ids[:0], accts[:0]
+	if !ok {
+		return nil, r.unknownJob(es[min(len(accts), len(es)-1)].ci)
+	}
+	if len(accts) != len(es) {
+		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("AppendJobAccounts returned %d accounts for %d jobs", len(accts), len(es))}
+	}
+	return accts, nil
+}
+
+// unknownJob is the error of candidate ci, whose job has no account.
+func (r *round) unknownJob(ci int32) error {
+	c := &r.in[ci]
+	return &Error{Index: int(ci), Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownJob, Msg: "job has no account"}
 }
 
 // setRest records s, of more than two components, as candidate ci's

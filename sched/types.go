@@ -25,6 +25,17 @@ type Accounts interface {
 	JobAccount(ledger.JobID) (ledger.Account, bool)
 }
 
+// JobAccountsAppender is the optional face of [Accounts] that looks up
+// many job accounts at once: AppendJobAccounts appends the account of every
+// id, in order, as JobAccount returns it, and reports false if it stopped
+// before an unknown id (then ids[len(result)-len(dst)]). A round asks it
+// once per tenant, for that tenant's candidates, instead of calling
+// JobAccount for each: a store whose records lie scattered through a large
+// heap can then overlap their memory loads. [ledger.View] implements it.
+type JobAccountsAppender interface {
+	AppendJobAccounts(dst []ledger.Account, ids []ledger.JobID) ([]ledger.Account, bool)
+}
+
 // FairRater is the optional face of [Accounts] that reports a tenant's
 // current fair-share rate FairShare_j(t) in GPUs (GPU·seconds per second).
 // [ledger.View] implements it. [Options.AdvanceFairShare] requires it.
