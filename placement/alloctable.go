@@ -133,23 +133,34 @@ func (t *allocTable) get(h uint64, id string) (*allocRec, bool) {
 // reports whether it did; tok owns what it copies. O(1) expected
 // (amortized over the doublings, each O(capacity)).
 func (t *allocTable) insert(tok *cowToken, e allocEntry) bool {
-	if t.pages != nil {
-		i, dup := t.find(e.h, e.r.id)
-		if dup {
-			return false
-		}
-		if uint64(t.n+1)*2 <= t.mask+1 {
-			// The slot that ends the probe run takes it: no second look.
-			t.set(tok, i, e)
-			t.n++
-			return true
-		}
+	i, dup := t.probe(e.h, e.r.id)
+	if dup {
+		return false
 	}
-	t.grow(tok)
-	i, _ := t.find(e.h, e.r.id)
+	t.insertAt(tok, i, e)
+	return true
+}
+
+// probe returns the slot of id (hash h) and true, or else false and the
+// slot where insertAt stores an entry for id, the empty slot that ends
+// its probe run (0 in a table without slots). O(1) expected.
+func (t *allocTable) probe(h uint64, id string) (uint64, bool) {
+	if t.pages == nil {
+		return 0, false
+	}
+	return t.find(h, id)
+}
+
+// insertAt stores e, whose id t does not hold, in slot i, which probe has
+// returned for it with t unchanged since: that slot, without a second
+// look, unless the table must grow first. O(1) amortized, as insert.
+func (t *allocTable) insertAt(tok *cowToken, i uint64, e allocEntry) {
+	if t.pages == nil || uint64(t.n+1)*2 > t.mask+1 {
+		t.grow(tok)
+		i, _ = t.find(e.h, e.r.id)
+	}
 	t.set(tok, i, e)
 	t.n++
-	return true
 }
 
 // grow doubles the capacity (or makes the first leaf) and stores every

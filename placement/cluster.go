@@ -381,6 +381,27 @@ func (c *Cluster) newAssignRec() *assignRec {
 	return r
 }
 
+// assignInts returns an empty slice with room for k ints, for the GPU
+// indices of an Assign record that does not hold them: carved from the
+// current array while a reserved burst lasts, as the records are (see
+// recBatch: an array of intBatch ints stays in memory as long as any of
+// the placements carved from it), else allocated alone.
+func (c *Cluster) assignInts(k int) []int {
+	if len(c.ints) < k {
+		if c.burst <= 1 {
+			return make([]int, 0, k)
+		}
+		c.ints = make([]int, max(k, intBatch))
+	}
+	s := c.ints[:0:k]
+	c.ints = c.ints[k:]
+	return s
+}
+
+// intBatch is the length of the arrays assignInts carves: room for the
+// GPU indices of 16 allocations of 8 GPUs (each held twice, see assignRec).
+const intBatch = 256
+
 // newAllocRec returns the record of allocation id holding a copy of p
 // that shares nothing with p; ord is the ordinal of the node of p's slot
 // if p has one slot (ignored otherwise).
@@ -403,8 +424,9 @@ func newAllocRec(id string, p Placement, ord int) *allocRec {
 // holds, so that a caller about to make many (a scheduling round on an idle
 // cluster makes tens of thousands) grows the allocation index once instead
 // of doubling it each time it fills, and the records of the next n
-// one-node allocations [Cluster.Assign] makes are allocated 16 at a time
-// (see recBatch for the memory this may keep). It changes nothing a caller
+// one-node allocations [Cluster.Assign] makes are allocated 16 at a time,
+// their GPU indices too (see recBatch and assignInts for the memory this
+// may keep). It changes nothing a caller
 // can see. n ≤ 0 does nothing, and n counts at most the GPUs no allocation holds
 // (each allocation holds one at least). O(allocations + n) if the index
 // grows, else O(1).
@@ -474,6 +496,10 @@ type Cluster struct {
 	// announced (see recBatch); a clone starts with neither.
 	recs1 []assignRec
 	burst int
+	// ints is what is left of the current array of GPU indices that
+	// Assign carves during a burst (see assignInts); a clone starts
+	// without one.
+	ints []int
 }
 
 // seenSlot is the entry of Cluster.seen for node id: its length and last

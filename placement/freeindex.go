@@ -178,11 +178,28 @@ func (s *countSet) mutChunk(tok *cowToken, ci int) *bitChunk {
 	return ch
 }
 
+// mutBits returns set v and its chunk of rank r, each created or copied as
+// needed so that tok owns it. The common case, both tok's already, is
+// settled without the generic ownedAt, whose calls through its shape's
+// dictionary cost more than the bit changes they precede.
+func (x *freeIndex) mutBits(tok *cowToken, v, r int) (*countSet, *bitChunk) {
+	if v < len(x.sets) {
+		if s := x.sets[v]; s != nil && s.owner == tok {
+			if ci := r >> 12; ci < len(s.chunks) {
+				if ch := s.chunks[ci]; ch != nil && ch.owner == tok {
+					return s, ch
+				}
+			}
+		}
+	}
+	s := x.mutSet(tok, v)
+	return s, s.mutChunk(tok, r>>12)
+}
+
 // add puts rank r in set v; r is in no set. O(1) plus a copy of what a
 // clone shares.
 func (x *freeIndex) add(tok *cowToken, v, r int) {
-	s := x.mutSet(tok, v)
-	ch := s.mutChunk(tok, r>>12)
+	s, ch := x.mutBits(tok, v, r)
 	wi := (r >> 6) & 63
 	ch.w[wi] |= 1 << uint(r&63)
 	ch.any |= 1 << uint(wi)
@@ -197,8 +214,7 @@ func (x *freeIndex) add(tok *cowToken, v, r int) {
 // remove takes rank r out of set v, which holds it. O(1) plus a copy of
 // what a clone shares.
 func (x *freeIndex) remove(tok *cowToken, v, r int) {
-	s := x.mutSet(tok, v)
-	ch := s.mutChunk(tok, r>>12)
+	s, ch := x.mutBits(tok, v, r)
 	wi := (r >> 6) & 63
 	ch.w[wi] &^= 1 << uint(r&63)
 	if ch.w[wi] == 0 {

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -109,15 +110,13 @@ func topSum(t *btree.BTreeG[key], k int) int {
 // choose picks the nodes of p for demand and the GPUs to use on each:
 // single node: the best fit; k nodes: the k−1 largest free blocks whole
 // (ties by lowest id), then the remainder from the best-fitting other node.
-// If ords is not nil, the ordinals of the chosen nodes are appended to it,
+// The ordinals of the chosen nodes are appended to ords, returned too,
 // in slot order. O(k log n + GPUs of the chosen nodes).
-func (c *Cluster) choose(p plan, demand int, ords *[]int) Placement {
+func (c *Cluster) choose(p plan, demand int, ords []int) (Placement, []int) {
 	if p.nodes == 1 {
 		b := p.best
-		if ords != nil {
-			*ords = append(*ords, b.ord)
-		}
-		return Placement{Slots: []Slot{{Node: b.id, GPUs: c.recs.at(b.ord).lowestFree(demand)}}}
+		ords = append(ords, b.ord)
+		return Placement{Slots: []Slot{{Node: b.id, GPUs: c.recs.at(b.ord).lowestFree(demand)}}}, ords
 	}
 	taken := make([]key, 0, p.nodes)
 	need := p.nodes - 1
@@ -163,11 +162,9 @@ func (c *Cluster) choose(p plan, demand int, ords *[]int) Placement {
 	slots := make([]Slot, 0, p.nodes)
 	for _, x := range taken {
 		slots = append(slots, Slot{Node: x.id, GPUs: c.recs.at(x.ord).lowestFree(x.n)})
-		if ords != nil {
-			*ords = append(*ords, x.ord)
-		}
+		ords = append(ords, x.ord)
 	}
-	return Placement{Slots: slots}
+	return Placement{Slots: slots}, ords
 }
 
 // Place plans where demand GPUs would go, without changing the cluster's
@@ -186,7 +183,8 @@ func (c *Cluster) Place(demand int) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
-	return c.choose(p, demand, nil), nil
+	q, _ := c.choose(p, demand, nil)
+	return q, nil
 }
 
 // Assign places demand GPUs and allocates them under id in one step: it
@@ -216,41 +214,86 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 	if id == "" {
 		return Placement{}, &Error{Op: "allocate", Err: ErrInvalidPlacement, Detail: "allocation id is empty"}
 	}
+	// The allocation table is read first, so that its likely cache miss
+	// (the table is large, the slot random) overlaps the decision, which
+	// does not change the table.
+	slot, dup := c.allocs.probe(h, id)
+	if demand > 0 {
+		// The single-node plan of decide, the common case, taken
+		// without a plan.
+		fx := c.freeIdx()
+		if v := fx.nextCount(demand); v >= 0 {
+			if dup {
+				return Placement{}, &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
+			}
+			return c.assignOne(id, h, slot, demand, fx.byRank[fx.nextRank(v, 0)].ord), nil
+		}
+	}
 	p, err := c.decide(demand)
 	if err != nil {
 		return Placement{}, err
 	}
-	if p.nodes == 1 {
-		// The returned and the stored placement share the record and
-		// the GPU indices (in the record up to 4 GPUs), each using its
-		// own half of them.
-		b := p.best
-		r := c.newAssignRec()
-		r.id, r.ord = id, int32(b.ord)
-		gpus := r.gpus[:0]
-		if 2*demand > len(r.gpus) {
-			gpus = make([]int, 0, 2*demand)
-		}
-		gpus = c.recs.at(b.ord).appendLowestFree(gpus, demand)
-		gpus = append(gpus, gpus...)
-		r.slots = [2]Slot{{Node: b.id, GPUs: gpus[:demand:demand]}, {Node: b.id, GPUs: gpus[demand:]}}
-		r.p = Placement{Slots: r.slots[1:2:2]}
-		if err := c.storeHashed(&r.allocRec, h); err != nil {
-			return Placement{}, err
-		}
-		c.markSlot(b.ord, r.slots[1], true)
-		return Placement{Slots: r.slots[0:1:1]}, nil
+	if dup {
+		return Placement{}, &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
 	}
 	var buf [maxIndexedSpan]int
-	ords := buf[:0]
-	q := c.choose(p, demand, &ords)
-	if err := c.storeHashed(newAllocRec(id, q, ords[0]), h); err != nil {
-		return Placement{}, err
-	}
+	q, ords := c.choose(p, demand, buf[:0])
+	c.storeAt(newAllocRec(id, q, ords[0]), h, slot)
 	for i, s := range q.Slots {
 		c.markSlot(ords[i], s, true)
 	}
 	return q, nil
+}
+
+// assignOne allocates the demand lowest free GPUs of node ord, which has
+// that many free, under id (hash h, not held, to be stored in slot i of
+// the allocation table, which allocs.probe returned for it) and returns
+// the placement: AssignHashed's single-node case. The returned and the
+// stored placement share the record and the GPU indices (in the record up
+// to 4 GPUs, else carved as the record is, see assignInts), each using its
+// own half of them. On a node of up to 64 GPUs the GPUs are taken from the
+// occupancy bits in one pass, which marks them held. O(demand), plus the
+// reindexing of the node (see reindex).
+func (c *Cluster) assignOne(id string, h, i uint64, demand, ord int) Placement {
+	var gpus []int
+	if 2*demand > len(assignRec{}.gpus) {
+		gpus = c.assignInts(2 * demand)
+	}
+	r := c.newAssignRec()
+	if gpus == nil {
+		gpus = r.gpus[:0]
+	}
+	n := c.mutNode(ord)
+	old := n.snapshot()
+	if n.gpus <= 64 {
+		free := ^n.lo
+		if n.gpus < 64 {
+			free &= 1<<uint(n.gpus) - 1
+		}
+		gpus = gpus[:2*demand] // each GPU twice, in each half
+		for k := range demand {
+			bit := free & -free // the lowest free GPU
+			g := bits.TrailingZeros64(bit)
+			gpus[k], gpus[demand+k] = g, g
+			free &^= bit
+			n.lo |= bit
+		}
+	} else {
+		gpus = n.appendLowestFree(gpus, demand)
+		for _, g := range gpus {
+			n.mark(g, true)
+		}
+		gpus = append(gpus, gpus...)
+	}
+	n.free -= demand
+	c.used += demand
+	c.reindex(n, old)
+	r.id, r.ord, r.owner = id, int32(ord), c.tok
+	r.slots[0].Node, r.slots[0].GPUs = n.id, gpus[:demand:demand]
+	r.slots[1].Node, r.slots[1].GPUs = n.id, gpus[demand:]
+	r.p.Slots = r.slots[1:2:2]
+	c.allocs.insertAt(c.tok, i, allocEntry{h: h, r: &r.allocRec})
+	return Placement{Slots: r.slots[0:1:1]}
 }
 
 // store records r, whose placement no caller holds, as allocation r.id,
@@ -264,6 +307,14 @@ func (c *Cluster) storeHashed(r *allocRec, h uint64) error {
 		return &Error{Op: "allocate", Allocation: r.id, Err: ErrDuplicateAllocation}
 	}
 	return nil
+}
+
+// storeAt records r, whose placement no caller holds and whose id, hashing
+// to h, the cluster does not hold, in slot i of the allocation table, which
+// allocs.probe has returned for it with the table unchanged since.
+func (c *Cluster) storeAt(r *allocRec, h, i uint64) {
+	r.owner = c.tok
+	c.allocs.insertAt(c.tok, i, allocEntry{h: h, r: r})
 }
 
 // Fits reports whether Place(demand) would succeed. O(log n) at most (the
