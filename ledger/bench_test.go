@@ -93,6 +93,8 @@ const workingSet = 1024
 // heap, but few enough to stay cached, as the jobs of a burst of rounds
 // are): the ledger's own cost at that scale, which is what must not grow
 // from 10k to 100k. "jobs=N/same-job" repeats the event on one job.
+// "jobs=N/batch=100" applies the events of "jobs=N" a hundred at one time
+// through StopAll and StartAll, whose lookups overlap.
 //
 // How the heap was laid out while the ledger was built also shows in the
 // working-set variant: the collections of a build reuse freed memory, so
@@ -131,11 +133,63 @@ func BenchmarkEventStartStop(b *testing.B) {
 			runtime.GC()
 			toggleWorkingSet(b, l, at, ids)
 		})
+		b.Run(fmt.Sprintf("jobs=%d/batch=%d", n, eventBatch), func(b *testing.B) {
+			l, ids, at := benchLedger(b, DemandAware, n)
+			toggleBatches(b, l, at, ids, func(k int) bool { return k%2 == 0 })
+		})
 		b.Run(fmt.Sprintf("jobs=%d/same-job", n), func(b *testing.B) {
 			l, ids, at := benchLedger(b, DemandAware, n)
 			toggleRandom(b, l, at, ids[:1], func(int) bool { return true }) // job 0 starts out running
 		})
 	}
+}
+
+// scattered lays ids out in toggleRandom's scattered order (stride 7919),
+// each with whether it runs at the start.
+func scattered(ids []JobID, running func(int) bool) ([]JobID, []bool) {
+	n := len(ids)
+	seq := make([]JobID, n)
+	on := make([]bool, n)
+	for i := range seq {
+		k := (i * 7919) % n
+		seq[i], on[i] = ids[k], running(k)
+	}
+	return seq, on
+}
+
+// eventBatch is how many events BenchmarkEventStartStop's batch variant
+// applies at one time: a round's grants and releases.
+const eventBatch = 100
+
+// toggleBatches is toggleRandom with the events applied eventBatch at a
+// time, each batch at one time by a StopAll and a StartAll; an op is still
+// one event.
+func toggleBatches(b *testing.B, l *Ledger, at time.Time, ids []JobID, running func(int) bool) {
+	seq, on := scattered(ids, running)
+	starts, stops := make([]JobID, 0, eventBatch), make([]JobID, 0, eventBatch)
+	c := startCPU(b)
+	for i, k := 0, 0; i < b.N; i += eventBatch {
+		at = at.Add(time.Millisecond)
+		starts, stops = starts[:0], stops[:0]
+		for range eventBatch {
+			if on[k] {
+				stops = append(stops, seq[k])
+			} else {
+				starts = append(starts, seq[k])
+			}
+			on[k] = !on[k]
+			if k++; k == len(seq) {
+				k = 0
+			}
+		}
+		if err := l.StopAll(at, stops); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.StartAll(at, starts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.stop()
 }
 
 // toggleWorkingSet is toggleRandom on workingSet jobs of ids (built by
@@ -158,13 +212,8 @@ func toggleWorkingSet(b *testing.B, l *Ledger, at time.Time, ids []JobID) {
 // appending), not a cache miss on the benchmark's own slice or a division
 // per event.
 func toggleRandom(b *testing.B, l *Ledger, at time.Time, ids []JobID, running func(int) bool) {
-	n := len(ids)
-	seq := make([]JobID, n)
-	on := make([]bool, n)
-	for i := range seq {
-		k := (i * 7919) % n
-		seq[i], on[i] = ids[k], running(k)
-	}
+	seq, on := scattered(ids, running)
+	n := len(seq)
 	c := startCPU(b)
 	for i, k := 0, 0; i < b.N; i++ {
 		at = at.Add(time.Millisecond)

@@ -72,6 +72,8 @@
 // [Ledger.SetJobWeight], [Ledger.Start], [Ledger.Stop], [Ledger.Finish]
 // ([FinalState]: [Completed], [Failed], [Cancelled]), [Ledger.Advance],
 // [Ledger.Reset]; [Ledger.Forget] drops a finished job's record.
+// [Ledger.StartAll] and [Ledger.StopAll] apply many starts or stops at one
+// time, all or none (a round's grants and releases).
 //
 // Queries: [Ledger.TenantAccount], [Ledger.JobAccount],
 // [Ledger.ClusterAccount] over a window, returning [Account] and

@@ -194,3 +194,43 @@ func ExampleView_AppendJobAccounts() {
 	// all known: true
 	// all known: false - stopped at nobody
 }
+
+// A scheduler applies a round's outcome at one time: the jobs it releases,
+// then those it grants. Each call takes all of its jobs or, if one of them
+// cannot switch, none.
+func ExampleLedger_StartAll() {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 8, Start: start})
+	if err != nil {
+		panic(err)
+	}
+	for _, err := range []error{
+		l.AddTenant(start, "vision", 1),
+		l.Submit(start, "a", "vision", 4, 1),
+		l.Submit(start, "b", "vision", 4, 1),
+		l.Submit(start, "c", "vision", 4, 1),
+		l.StartAll(start, []ledger.JobID{"a", "b"}),
+	} {
+		if err != nil {
+			panic(err)
+		}
+	}
+	round := start.Add(time.Hour)
+	if err := l.StartAll(round, []ledger.JobID{"c", "a"}); err != nil {
+		fmt.Println("rejected:", errors.Is(err, ledger.ErrInvalidTransition))
+	}
+	info, _ := l.Job("c")
+	fmt.Println("c running after the rejected call:", info.Running)
+	if err := l.StopAll(round, []ledger.JobID{"a"}); err != nil {
+		panic(err)
+	}
+	if err := l.StartAll(round, []ledger.JobID{"c"}); err != nil {
+		panic(err)
+	}
+	info, _ = l.Job("c")
+	fmt.Println("c running:", info.Running)
+	// Output:
+	// rejected: true
+	// c running after the rejected call: false
+	// c running: true
+}

@@ -226,9 +226,10 @@ func (t *jobTable) all() []*job {
 }
 
 // getBatch sets js[i] to the record of ids[i], or nil, for every i (len(js)
-// ≥ len(ids)). It finds the records of a batch the way get finds one, in
-// passes over the batch instead of one id after another: the first computes
-// every hash and reads every first slot, the second follows the probes and
+// and len(hs), its scratch, ≥ len(ids)). It finds the records of a batch
+// the way get finds one, in passes over the batch instead of one id after
+// another: the first reads a byte of every id, the second computes every
+// hash and reads every first slot, the third follows the probes and
 // compares the ids. Looked up one by one, ids at random in a large table
 // each wait for a slot and then a record to come from memory, one miss
 // after another; in passes, the loads of different ids do not depend on
@@ -241,6 +242,17 @@ func (t *jobTable) getBatch(ids []JobID, js []*job, hs []uint64) {
 	}
 	hs = hs[:len(ids)]
 	js = js[:len(ids)]
+	// The ids' bytes first, which hashing waits for: a byte of each, kept
+	// in hs[0] (overwritten below) so that the loads stay.
+	var x byte
+	for _, id := range ids {
+		if len(id) > 0 {
+			x ^= id[len(id)-1]
+		}
+	}
+	if len(hs) > 0 {
+		hs[0] = uint64(x)
+	}
 	for i, id := range ids {
 		h := idhash.String(string(id))
 		hs[i] = h

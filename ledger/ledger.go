@@ -89,6 +89,7 @@ type Ledger struct {
 	tenantIx map[TenantID]*tenant
 	jobs     jobTable
 	done     []*job // trailing window only: finished jobs in finish order
+	batch    []*job // StartAll's and StopAll's records, empty between calls
 }
 
 type tenant struct {

@@ -127,7 +127,7 @@ func (m *model) oneEvent(t *rapid.T) {
 	jb := rapid.SampledFrom(jobPool).Draw(t, "job")
 	var apply func(*Ledger) error
 	var want oracle.Kind
-	switch kind := rapid.IntRange(0, 12).Draw(t, "event"); kind {
+	switch kind := rapid.IntRange(0, 14).Draw(t, "event"); kind {
 	case 0, 1:
 		w := drawWeight(t, "tenant weight")
 		apply = func(l *Ledger) error { return l.AddTenant(when, tn, w) }
@@ -166,6 +166,32 @@ func (m *model) oneEvent(t *rapid.T) {
 		at = m.clock // Forget takes no time and never moves the clock
 		apply = func(l *Ledger) error { return l.Forget(jb) }
 		want = m.o.Forget(string(jb))
+	case 13, 14:
+		// StartAll or StopAll of a few jobs, one of them perhaps twice
+		on := kind == 13
+		ids := rapid.SliceOfN(rapid.SampledFrom(jobPool), 0, 4).Draw(t, "jobs")
+		names := make([]string, len(ids))
+		for i, id := range ids {
+			names[i] = string(id)
+		}
+		var bad int
+		want, bad = m.o.SetRunningAll(at, names, on)
+		apply = func(l *Ledger) error {
+			var err error
+			if on {
+				err = l.StartAll(when, ids)
+			} else {
+				err = l.StopAll(when, ids)
+			}
+			var le *Error
+			if err != nil && (!errors.As(err, &le) || le.Job != ids[bad]) {
+				t.Fatalf("%v names the wrong job: the oracle rejects %s", err, ids[bad])
+			}
+			return err
+		}
+		if len(ids) == 0 {
+			at = m.clock // an empty list does nothing
+		}
 	}
 	m.applyBoth(t, apply, want, at, true)
 }

@@ -278,6 +278,34 @@ func (o *Oracle) Stop(at int64, id string) Kind {
 	})
 }
 
+// SetRunningAll mirrors the ledger's StartAll (on) and StopAll: every job
+// in turn as Start or Stop would take it, all at time at, all or nothing.
+// It returns OK and -1, or the kind of the first job that would be
+// rejected and its index, with the oracle unchanged.
+func (o *Oracle) SetRunningAll(at int64, ids []string, on bool) (Kind, int) {
+	if len(ids) == 0 {
+		return OK, -1
+	}
+	if at < o.now {
+		return TimeBackwards, 0
+	}
+	s := o.cur().clone(at)
+	for i, id := range ids {
+		k, _, ok := o.job(id, at)
+		if !ok {
+			return UnknownJob, i
+		}
+		j := s.jobs[k] // as the jobs before it in the list left it
+		if !j.active || j.running == on {
+			return InvalidTransition, i
+		}
+		j.running = on
+		s.jobs[k] = j
+	}
+	o.commit(at, s)
+	return OK, -1
+}
+
 // Finish mirrors the ledger's Finish; validState says whether the final
 // state is one of the three valid ones.
 func (o *Oracle) Finish(at int64, id string, validState bool) Kind {
