@@ -289,19 +289,20 @@ func (s *Scheduler) schedule(t time.Time) error {
 	}
 	v := s.Ledger.View(t)
 	slices.SortFunc(waiting, func(a, b *job) int { return s.compareJobs(v, a, b) })
+	var starts []ledger.JobID
 	for _, j := range waiting {
 		if j.gpus > s.capacity-s.used {
 			continue
 		}
 		ja, _ := v.JobAccount(j.id)
-		if err := s.Ledger.Start(t, j.id); err != nil {
-			return err
-		}
+		starts = append(starts, j.id)
 		j.running, j.started = true, t
 		s.used += j.gpus
 		fmt.Fprintf(s.out, "%s  %-6s starts on %d GPUs (%s ρ %s, job ρ %s)\n", clock(t), j.id, j.gpus, j.team, teamRho(v, j.team), ja.Rho)
 	}
-	return nil
+	// The decision point's starts in one call: all of them or, if the
+	// ledger rejects one, none (then the run stops with its error).
+	return s.Ledger.StartAll(t, starts)
 }
 
 // Scheduled returns the GPU·seconds the scheduler itself handed out over
