@@ -54,6 +54,8 @@ func TestConcurrentQueries(t *testing.T) {
 					info, _ := l.Job(id)
 					fmt.Fprintln(&b, a, err, va, ok, r, info)
 				}
+				batch, ok := v.AppendJobAccounts(nil, jobs)
+				fmt.Fprintln(&b, batch, ok)
 				c, err := l.ClusterAccount(from, l.Now())
 				snap, _ := l.MarshalBinary()
 				fmt.Fprintln(&b, c, err, len(snap), l.Check())
