@@ -20,9 +20,13 @@ const MaxNodeGPUs = 1 << 16
 // A job spanning more nodes finds its domain by a scan of the level.
 const maxIndexedSpan = 16
 
+// treeDegree is the degree of the cluster-wide B-trees, domainDegree that
+// of a domain's tree of its nodes: wide enough that a rack of a few dozen
+// nodes fits in one or two tree nodes, since a round that fills nodes
+// moves each node's key in that tree (see flushDomains).
 const (
 	treeDegree   = 16
-	domainDegree = 8
+	domainDegree = 32
 )
 
 // cowToken identifies the owner of mutable node and domain records and of

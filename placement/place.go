@@ -110,12 +110,14 @@ func topSum(t *btree.BTreeG[key], k int) int {
 // choose picks the nodes of p for demand and the GPUs to use on each:
 // single node: the best fit; k nodes: the k−1 largest free blocks whole
 // (ties by lowest id), then the remainder from the best-fitting other node.
-// The ordinals of the chosen nodes are appended to ords, returned too,
-// in slot order. O(k log n + GPUs of the chosen nodes).
+// If ords is not nil, the ordinals of the chosen nodes are appended to it,
+// in slot order, and it is returned. O(k log n + GPUs of the chosen nodes).
 func (c *Cluster) choose(p plan, demand int, ords []int) (Placement, []int) {
 	if p.nodes == 1 {
 		b := p.best
-		ords = append(ords, b.ord)
+		if ords != nil {
+			ords = append(ords, b.ord)
+		}
 		return Placement{Slots: []Slot{{Node: b.id, GPUs: c.recs.at(b.ord).lowestFree(demand)}}}, ords
 	}
 	taken := make([]key, 0, p.nodes)
@@ -162,7 +164,9 @@ func (c *Cluster) choose(p plan, demand int, ords []int) (Placement, []int) {
 	slots := make([]Slot, 0, p.nodes)
 	for _, x := range taken {
 		slots = append(slots, Slot{Node: x.id, GPUs: c.recs.at(x.ord).lowestFree(x.n)})
-		ords = append(ords, x.ord)
+		if ords != nil {
+			ords = append(ords, x.ord)
+		}
 	}
 	return Placement{Slots: slots}, ords
 }
