@@ -60,6 +60,11 @@ type job struct {
 	// its cold starts and checkpoints, the work it lost, when it completes.
 	prog    lease.Progress
 	startAt time.Duration // while starting: when it will start holding
+	// doneD is when the job completes, as an offset, while its completion
+	// event is queued: a renewal that pauses the job moves it, and the
+	// event is moved only once it comes first (see settle; Config.longWay
+	// moves the event at every renewal)
+	doneD time.Duration
 	// leaseEndD is the lease end (st.LeaseEnd) as an offset, when
 	// leaseSet (see setLeaseEnd)
 	leaseEndD time.Duration
@@ -418,6 +423,7 @@ func (e *engine) loop() error {
 	for {
 		te := never
 		if e.q.Len() > 0 {
+			e.settle()
 			te = e.q.top().at
 		}
 		if e.stale.len() > 0 && e.stale.min() < te {
@@ -601,7 +607,34 @@ func (e *engine) admit(j *job, t time.Duration) error {
 // clock when nothing else is left.
 func (e *engine) drop(j *job, slot int) {
 	if ev, ok := e.q.remove(j.idx, slot); ok {
+		if ev.kind == evComplete {
+			ev.at = j.doneD // a renewal may have moved it (see settle)
+		}
 		e.staleAt(ev.at)
+	}
+}
+
+// settle moves the completions that renewals have postponed (job.doneD)
+// from the front of the heap of events to their times, until the first
+// event there is due at its time: a renewal that pauses a job only moves
+// its doneD, and the event is moved when it comes first, once for many
+// renewals instead of at each. Every other event is at its time, and a
+// postponed completion's time is before its job's doneD, so after settle
+// the first event of the queue is the one the run takes next, as if every
+// renewal had moved its job's event. O(log n) per postponed completion
+// moved, for n queued events; O(1) otherwise.
+func (e *engine) settle() {
+	for len(e.q.h) > 0 {
+		ev := e.q.h[0]
+		if ev.kind != evComplete {
+			return
+		}
+		j := e.slab[ev.j]
+		if j == nil || ev.gen != j.gen || j.doneD <= ev.at {
+			return
+		}
+		ev.at = j.doneD
+		e.q.down(0, ev)
 	}
 }
 
@@ -798,7 +831,8 @@ func (e *engine) begin(j *job) error {
 		j.st.Ran = true
 	}
 	j.st.LastStart = at
-	e.q.push(event{at: e.completesAt(j, at), kind: evComplete, j: j.idx, gen: j.gen})
+	j.doneD = e.completesAt(j, at)
+	e.q.push(event{at: j.doneD, kind: evComplete, j: j.idx, gen: j.gen})
 	if e.cfg.longWay && !j.st.LeaseEnd.IsZero() {
 		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
 	} else if !e.cfg.longWay && j.leaseSet {
@@ -990,6 +1024,14 @@ func (e *engine) check() error {
 		}
 		if j := s.eng; j.leaseSet == s.LeaseEnd.IsZero() || j.leaseSet && !e.at(j.leaseEndD).Equal(s.LeaseEnd) {
 			return fmt.Errorf("%w: running job %s has lease end %v, its record says %v (%v)", ErrInvariant, s.Job.ID, s.LeaseEnd, e.at(j.leaseEndD), j.leaseSet)
+		}
+		if j := s.eng; j.phase == phRunning {
+			// Its completion is queued, at its time or, postponed by
+			// renewals, before it (settle).
+			ev, ok := e.q.get(j.idx, slotRun)
+			if done := e.completesAt(j, e.nowAt); !ok || ev.kind != evComplete || j.doneD != done || ev.at > done || e.cfg.longWay && ev.at != done {
+				return fmt.Errorf("%w: running job %s completes at %v, its record says %v, its queued event %+v (%v)", ErrInvariant, s.Job.ID, done, j.doneD, ev, ok)
+			}
 		}
 		used += s.Placement.GPUs()
 		if s.Placement.GPUs() != s.Job.GPUs {

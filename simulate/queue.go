@@ -357,6 +357,22 @@ func (q *eventQueue) replace(e event) (event, bool) {
 	return old, true
 }
 
+// has reports whether job j has a pending event of slot in the heap (not
+// slotLease).
+func (q *eventQueue) has(j int32, slot int) bool {
+	k := int(j)*slots + slot
+	return k < len(q.pos) && q.pos[k] != 0
+}
+
+// get returns job j's pending event of slot in the heap (not slotLease),
+// if any.
+func (q *eventQueue) get(j int32, slot int) (event, bool) {
+	if !q.has(j, slot) {
+		return event{}, false
+	}
+	return q.h[q.pos[int(j)*slots+slot]-1], true
+}
+
 // remove takes out job j's pending event of slot, if any.
 func (q *eventQueue) remove(j int32, slot int) (event, bool) {
 	if slot == slotLease {

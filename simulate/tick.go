@@ -371,14 +371,22 @@ func (e *engine) renew(j *job, g Grant) error {
 	}
 	if pause > 0 {
 		// The renewal checkpoint pauses the job (after any cold start).
-		j.gen++
 		e.res.Stats.Checkpoints++
 		e.res.Stats.OverheadGPUSeconds += pause.Seconds() * float64(j.st.Job.GPUs)
-		// The new completion takes the stale one's place in the queue.
+		// The new completion takes the stale one's place in the queue:
+		// at once the long way, else when the event comes first (settle).
 		done := e.completesAt(j, at)
-		if old, ok := e.q.replace(event{at: done, kind: evComplete, j: j.idx, gen: j.gen}); ok {
-			e.staleBefore(old.at, done)
+		if e.cfg.longWay {
+			j.gen++
+			if old, ok := e.q.replace(event{at: done, kind: evComplete, j: j.idx, gen: j.gen}); ok {
+				e.staleBefore(old.at, done)
+			}
+		} else if e.q.has(j.idx, slotRun) {
+			e.staleBefore(j.doneD, done)
+		} else {
+			e.q.push(event{at: done, kind: evComplete, j: j.idx, gen: j.gen})
 		}
+		j.doneD = done
 	}
 	if g.Lease > 0 {
 		e.q.push(event{at: now + g.Lease, kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
