@@ -12,7 +12,9 @@ import (
 // Assign (or AssignHashed) is Place followed by Allocate: on two identical
 // clusters, one driven by Assign and the other by Place and Allocate, every
 // step returns the same placement or the same error, and the states stay
-// equal and valid.
+// equal and valid. The placement Assign returns is the caller's own:
+// writing to it, or appending to it or its GPU lists, changes nothing the
+// cluster holds.
 func TestPropertyAssignIsPlaceThenAllocate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var opts []Option
@@ -74,6 +76,12 @@ func TestPropertyAssignIsPlaceThenAllocate(t *testing.T) {
 				if len(pa.Slots) > 0 {
 					pa.Slots[0].GPUs[0] = -7 // the caller's copy is its own
 				}
+				// Its slots and GPU lists too, grown in place if they
+				// had room: the states compared below must not see it.
+				for k := range pa.Slots {
+					pa.Slots[k].GPUs = append(pa.Slots[k].GPUs, -8)
+				}
+				pa.Slots = append(pa.Slots, Slot{Node: "grown", GPUs: []int{-9}})
 			}
 			if err := a.Check(); err != nil {
 				t.Fatal(err)

@@ -880,11 +880,23 @@ func (c *Cluster) RemoveNode(id string) error {
 // shared records are always copied together, c holds all of an array's
 // records or none of them (none is kept alive by a neighbour it no longer
 // uses).
+//
+// Callers on hot paths test the owner themselves first, a test the
+// compiler inlines (the call it saves costs more than the test):
+//
+//	if n = c.recs.at(ord); n.owner != c.tok {
+//		n = c.mutNode(ord)
+//	}
 func (c *Cluster) mutNode(ord int) *nodeState {
-	n := c.recs.at(ord)
-	if n.owner == c.tok {
+	if n := c.recs.at(ord); n.owner == c.tok {
 		return n
 	}
+	return c.copyNodes(ord)
+}
+
+// copyNodes copies the shared records of the group of node ord, as
+// mutNode describes, and returns the copy of node ord.
+func (c *Cluster) copyNodes(ord int) *nodeState {
 	const group = 1 << (cowArrayBits - cowChunkBits)
 	base := ord &^ (group - 1)
 	batch := new([group]nodeState)
@@ -905,6 +917,7 @@ func (c *Cluster) mutNode(ord int) *nodeState {
 }
 
 // mutDomain returns a record of domain ord that c may change in place.
+// Callers on hot paths test the owner themselves first (see mutNode).
 func (c *Cluster) mutDomain(ord int) *domainState {
 	d, _ := c.liveDomain(ord)
 	return d
@@ -978,7 +991,10 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 		c.dirty = append(c.dirty, n.ord)
 	}
 	for _, ord := range n.domains {
-		d := c.mutDomain(ord)
+		d := c.domains.at(ord)
+		if d.owner != c.tok {
+			d = c.mutDomain(ord)
+		}
 		if old.indexed {
 			d.free -= old.free
 		}
@@ -1026,10 +1042,16 @@ func (c *Cluster) refresh() {
 // size), each node once however often it changed since the last flush.
 func (c *Cluster) flushDomains() {
 	for _, ord := range c.dirty {
-		n := c.mutNode(ord)
+		n := c.recs.at(ord)
+		if n.owner != c.tok {
+			n = c.mutNode(ord)
+		}
 		if now := n.indexed(); n.tin != now || now && n.tfree != n.free {
 			for _, dord := range n.domains {
-				d := c.mutDomain(dord)
+				d := c.domains.at(dord)
+				if d.owner != c.tok {
+					d = c.mutDomain(dord)
+				}
 				if n.tin {
 					d.nodes.Delete(nodeKey(n.tfree, n))
 				}

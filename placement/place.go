@@ -108,19 +108,28 @@ func topSum(t *btree.BTreeG[key], k int) int {
 }
 
 // choose picks the nodes of p for demand and the GPUs to use on each:
-// single node: the best fit; k nodes: the k−1 largest free blocks whole
-// (ties by lowest id), then the remainder from the best-fitting other node.
-// If ords is not nil, the ordinals of the chosen nodes are appended to it,
-// in slot order, and it is returned. O(k log n + GPUs of the chosen nodes).
-func (c *Cluster) choose(p plan, demand int, ords []int) (Placement, []int) {
+// single node: the best fit; k nodes: as pick says. O(k log n + GPUs of
+// the chosen nodes).
+func (c *Cluster) choose(p plan, demand int) Placement {
 	if p.nodes == 1 {
 		b := p.best
-		if ords != nil {
-			ords = append(ords, b.ord)
-		}
-		return Placement{Slots: []Slot{{Node: b.id, GPUs: c.recs.at(b.ord).lowestFree(demand)}}}, ords
+		return Placement{Slots: []Slot{{Node: b.id, GPUs: c.recs.at(b.ord).lowestFree(demand)}}}
 	}
-	taken := make([]key, 0, p.nodes)
+	taken := c.pick(p, demand, make([]key, 0, p.nodes))
+	slots := make([]Slot, 0, p.nodes)
+	for _, x := range taken {
+		slots = append(slots, Slot{Node: x.id, GPUs: c.recs.at(x.ord).lowestFree(x.n)})
+	}
+	return Placement{Slots: slots}
+}
+
+// pick chooses the nodes of p, a plan on several nodes, for demand: the
+// k−1 largest free blocks whole (ties by lowest id), then the remainder
+// from the best-fitting other node. It appends their keys to out, which is
+// empty, each with the GPUs the node gives as its count, in node id order,
+// and returns it. O(k log n).
+func (c *Cluster) pick(p plan, demand int, out []key) []key {
+	taken := out
 	need := p.nodes - 1
 	top, _ := p.pool.Max()
 	v := top.n
@@ -157,18 +166,10 @@ func (c *Cluster) choose(p plan, demand int, ords []int) (Placement, []int) {
 		rem = x
 		return false
 	})
-	// The chosen nodes, each with the GPUs it gives, in node id order.
 	rem.n = rest
 	taken = append(taken, rem)
 	slices.SortFunc(taken, func(a, b key) int { return strings.Compare(a.id, b.id) })
-	slots := make([]Slot, 0, p.nodes)
-	for _, x := range taken {
-		slots = append(slots, Slot{Node: x.id, GPUs: c.recs.at(x.ord).lowestFree(x.n)})
-		if ords != nil {
-			ords = append(ords, x.ord)
-		}
-	}
-	return Placement{Slots: slots}, ords
+	return taken
 }
 
 // Place plans where demand GPUs would go, without changing the cluster's
@@ -187,8 +188,7 @@ func (c *Cluster) Place(demand int) (Placement, error) {
 	if err != nil {
 		return Placement{}, err
 	}
-	q, _ := c.choose(p, demand, nil)
-	return q, nil
+	return c.choose(p, demand), nil
 }
 
 // Assign places demand GPUs and allocates them under id in one step: it
@@ -240,13 +240,40 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 	if dup {
 		return Placement{}, &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
 	}
-	var buf [maxIndexedSpan]int
-	q, ords := c.choose(p, demand, buf[:0])
-	c.storeAt(newAllocRec(id, q, ords[0]), h, slot)
-	for i, s := range q.Slots {
-		c.markSlot(ords[i], s, true)
+	if p.nodes == 1 { // not reached: the single-node case is settled above
+		return c.assignOne(id, h, slot, demand, p.best.ord), nil
 	}
-	return q, nil
+	var buf [maxIndexedSpan]key
+	return c.assignSpan(id, h, slot, demand, c.pick(p, demand, buf[:0])), nil
+}
+
+// assignSpan allocates under id (hash h, not held, to be stored in slot i
+// of the allocation table, which allocs.probe returned for it) the lowest
+// free GPUs of the nodes taken, as many on each as its key counts, and
+// returns the placement: AssignHashed's case of several nodes. As in
+// assignOne, the returned and the stored placement share one array of
+// slots and one of GPU indices (carved as assignOne's are), each using its
+// own half. O(s log n + demand) for s slots.
+func (c *Cluster) assignSpan(id string, h, i uint64, demand int, taken []key) Placement {
+	k := len(taken)
+	slots := make([]Slot, 2*k)
+	gpus := c.assignInts(2 * demand)
+	off := 0
+	for j, x := range taken {
+		gpus = c.recs.at(x.ord).appendLowestFree(gpus, x.n)
+		slots[j] = Slot{Node: x.id, GPUs: gpus[off : off+x.n : off+x.n]}
+		off += x.n
+	}
+	gpus = append(gpus, gpus...) // each GPU again, for the stored half
+	for j, x := range taken {
+		slots[k+j] = Slot{Node: x.id, GPUs: gpus[off : off+x.n : off+x.n]}
+		off += x.n
+	}
+	c.storeAt(&allocRec{id: id, p: Placement{Slots: slots[k:]}, ord: -1}, h, i)
+	for j, x := range taken {
+		c.markSlot(x.ord, slots[k+j], true)
+	}
+	return Placement{Slots: slots[:k:k]}
 }
 
 // assignOne allocates the demand lowest free GPUs of node ord, which has
@@ -267,7 +294,10 @@ func (c *Cluster) assignOne(id string, h, i uint64, demand, ord int) Placement {
 	if gpus == nil {
 		gpus = r.gpus[:0]
 	}
-	n := c.mutNode(ord)
+	n := c.recs.at(ord)
+	if n.owner != c.tok {
+		n = c.mutNode(ord)
+	}
 	old := n.snapshot()
 	if n.gpus <= 64 {
 		free := ^n.lo
