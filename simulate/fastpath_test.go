@@ -456,3 +456,32 @@ func TestRenewsIdleJobsAsThePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestPropertyTenantIntervalsChangeNothingElse: the tenant intervals a run
+// records are all it does with Config.Intervals (the command's run without
+// overheads records none): the same workload run with other interval
+// lengths, or none, has the same jobs, utilization, totals and counts.
+func TestPropertyTenantIntervalsChangeNothingElse(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg, jobs := genVariedWorkload(t)
+		other := cfg
+		other.Intervals = nil
+		for _, l := range rapid.SliceOfNDistinct(rapid.SampledFrom([]int{7, 10, 60, 600, 3600}), 0, 3, rapid.ID[int]).Draw(t, "intervals") {
+			other.Intervals = append(other.Intervals, time.Duration(l)*time.Second)
+		}
+		var res [2]*Result
+		for i, c := range []Config{cfg, other} {
+			p, _ := NewAstraea(DefaultAstraeaOptions())
+			r, err := Run(c, src(jobs...), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
+		}
+		a, b := res[0], res[1]
+		a.Run.Tenants, b.Run.Tenants = nil, nil
+		if !reflect.DeepEqual(a.Run, b.Run) || a.Stats != b.Stats {
+			t.Fatalf("runs with intervals %v and %v differ beyond their tenant intervals:\n%+v\n%+v", cfg.Intervals, other.Intervals, a.Stats, b.Stats)
+		}
+	})
+}

@@ -338,6 +338,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if o.overhead && withOverheads {
 			zero := cfg
 			zero.Checkpoint, zero.ColdStart, zero.Iteration = 0, 0, 0
+			// Only its jobs are read (PreemptionOverhead compares the
+			// average JCTs): it records no tenant intervals, which
+			// change nothing else in a run.
+			zero.Intervals = nil
 			res0, err := simulateOnce(zero, w, cons[name], name+" (no overhead)", o, stderr)
 			if err != nil {
 				return err
