@@ -25,17 +25,30 @@ const (
 	minAllocSlots = 1 << leafBits
 )
 
-// allocLeaf holds 16 slots; an empty slot has a nil record.
-type allocLeaf = cowChunk[allocEntry]
+// allocLeaf holds 16 slots (256 bytes, four cache lines); an empty slot
+// has a nil record.
+type allocLeaf [1 << leafBits]allocEntry
 
-// allocPage holds 64 leaves, in groups (see leafAt); a nil leaf is 16 empty
-// slots.
-type allocPage = cowChunk[cowGroup[*allocLeaf]]
+// allocPage holds 64 leaves, a nil leaf being 16 empty slots, and their
+// owners: a leaf is changed in place only by its owner. The owners live in
+// the page rather than in the leaves, so that an insert, which tests the
+// owner of a leaf of a large table, reads no cache line of the leaf but
+// the one its probe has read already.
+type allocPage struct {
+	owner  *cowToken
+	leaves [1 << pageBits]*allocLeaf
+	owners [1 << pageBits]*cowToken
+}
 
-// leafAt returns the place of leaf li (0 ≤ li < 64) of page p.
-func leafAt(p *allocPage, li uint64) **allocLeaf {
-	const g = pageBits - cowChunkBits
-	return &p.v[li>>g][li&(1<<g-1)]
+// mut returns p if tok owns it, or else a copy that tok owns (the leaves
+// stay shared, and keep their owners).
+func (p *allocPage) mut(tok *cowToken) *allocPage {
+	if p.owner == tok {
+		return p
+	}
+	cp := *p
+	cp.owner = tok
+	return &cp
 }
 
 // allocTable maps allocation ids to their records. Its capacity, a power of
@@ -61,13 +74,13 @@ func (t *allocTable) leaf(i uint64) *allocLeaf {
 	if t.pages == nil {
 		return nil
 	}
-	return *leafAt(t.pages[i>>(leafBits+pageBits)], (i>>leafBits)&leafMask)
+	return t.pages[i>>(leafBits+pageBits)].leaves[(i>>leafBits)&leafMask]
 }
 
 // at returns slot i.
 func (t *allocTable) at(i uint64) allocEntry {
 	if l := t.leaf(i); l != nil {
-		return l.v[i&slotMask]
+		return l[i&slotMask]
 	}
 	return allocEntry{}
 }
@@ -77,17 +90,20 @@ func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
 	pi := i >> (leafBits + pageBits)
 	p := t.pages[pi].mut(tok)
 	t.pages[pi] = p
-	at := leafAt(p, (i>>leafBits)&leafMask)
-	l := *at
-	if l == nil {
+	li := (i >> leafBits) & leafMask
+	l := p.leaves[li]
+	switch {
+	case l == nil:
 		if e.r == nil {
 			return // already empty
 		}
-		l = &allocLeaf{owner: tok}
+		l = new(allocLeaf)
+	case p.owners[li] != tok:
+		cp := *l
+		l = &cp
 	}
-	l = l.mut(tok)
-	*at = l
-	l.v[i&slotMask] = e
+	p.leaves[li], p.owners[li] = l, tok
+	l[i&slotMask] = e
 }
 
 // find returns the slot of id (hash h) and true, or the empty slot that
@@ -102,7 +118,7 @@ func (t *allocTable) find(h uint64, id string) (uint64, bool) {
 			return i, false
 		}
 		for {
-			e := &l.v[i&slotMask]
+			e := &l[i&slotMask]
 			if e.r == nil {
 				return i, false
 			}
@@ -206,14 +222,12 @@ func (t *allocTable) resize(tok *cowToken, size uint64) {
 	leaves := make([]allocLeaf, max(size>>leafBits, 1))
 	for i := range t.pages {
 		p := &allocPage{owner: tok}
-		for li := range uint64(1 << pageBits) {
+		for li := range p.leaves {
 			if len(leaves) == 0 {
 				break
 			}
-			l := &leaves[0]
+			p.leaves[li], p.owners[li] = &leaves[0], tok
 			leaves = leaves[1:]
-			l.owner = tok
-			*leafAt(p, li) = l
 		}
 		t.pages[i] = p
 	}
@@ -228,15 +242,16 @@ func (t *allocTable) resize(tok *cowToken, size uint64) {
 // so the slots are written without the checks of set.
 func (t *allocTable) rehash(tok *cowToken, e allocEntry) {
 	for i := e.h & t.mask; ; {
-		at := leafAt(t.pages[i>>(leafBits+pageBits)], (i>>leafBits)&leafMask)
-		l := *at
+		p := t.pages[i>>(leafBits+pageBits)]
+		li := (i >> leafBits) & leafMask
+		l := p.leaves[li]
 		if l == nil {
-			l = &allocLeaf{owner: tok}
-			*at = l
+			l = new(allocLeaf)
+			p.leaves[li], p.owners[li] = l, tok
 		}
 		for {
-			if l.v[i&slotMask].r == nil {
-				l.v[i&slotMask] = e
+			if l[i&slotMask].r == nil {
+				l[i&slotMask] = e
 				return
 			}
 			i = (i + 1) & t.mask
@@ -281,12 +296,11 @@ func (t *allocTable) delete(tok *cowToken, h uint64, id string) (allocEntry, boo
 // all yields every entry, in slot order. O(capacity).
 func (t *allocTable) all(yield func(allocEntry) bool) {
 	for _, p := range t.pages {
-		for li := range uint64(1 << pageBits) {
-			l := *leafAt(p, li)
+		for _, l := range p.leaves {
 			if l == nil {
 				continue
 			}
-			for _, e := range l.v {
+			for _, e := range l {
 				if e.r != nil && !yield(e) {
 					return
 				}

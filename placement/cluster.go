@@ -188,7 +188,7 @@ type nodeEntry struct {
 }
 
 // cowChunkBits sets the length of a cowChunk: 16 entries. The allocation
-// table's leaves are chunks: small leaves make the first change of a slot
+// table's leaves are as long: small leaves make the first change of a slot
 // after a Clone cheap (it copies 16 slots), where a busy cluster's round
 // changes slots all over the table.
 const cowChunkBits = 4
@@ -577,7 +577,7 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 // and bitsets (see freeIndex), the node and
 // domain records sit in copy-on-write arrays of 64-entry chunks (the clone
 // copies one pointer per chunk), the allocation table's slots in
-// copy-on-write leaves of 16 and pages of 16 leaves (the clone copies one
+// copy-on-write leaves of 16 and pages of 64 leaves (the clone copies one
 // pointer per page), and records are copied lazily, the first
 // time either cluster changes them — so later mutations of either cluster
 // pay a little more until they have copied what they touch.
