@@ -194,7 +194,10 @@ type engine struct {
 
 	boundaries []time.Duration // next interval end per Intervals entry
 	nextEnd    time.Duration   // the least of boundaries (never without any); Config.longWay looks at each
-	tenants    []string        // sorted tenant names
+	// endStep is the shortest tenant interval when every other is a
+	// multiple of it (every interval end is then one of its ends), else 0
+	endStep time.Duration
+	tenants []string // sorted tenant names
 	// pending jobs by tenant (index in tenants)
 	pendingByTenant [][]demandCount
 	freshByTenant   [][]*JobState // pending jobs that never ran, by tenant
@@ -342,6 +345,13 @@ func (e *engine) openBooks() error {
 	e.nextEnd = never
 	if len(e.boundaries) > 0 {
 		e.nextEnd = slices.Min(e.boundaries)
+		e.endStep = slices.Min(e.cfg.Intervals)
+		for _, l := range e.cfg.Intervals {
+			if l%e.endStep != 0 {
+				e.endStep = 0
+				break
+			}
+		}
 	}
 	e.res.Stats.Start = e.start
 	return nil
@@ -674,10 +684,18 @@ func (e *engine) staleBefore(t, later time.Duration) {
 		e.staleAt(t)
 		return
 	}
-	for _, l := range e.cfg.Intervals {
+	if l := e.endStep; l > 0 {
+		// Every interval end is one of the shortest one's.
 		if t < 0 || t/l != later/l {
 			e.staleAt(t) // an interval ends in (t, later]
 			return
+		}
+	} else {
+		for _, l := range e.cfg.Intervals {
+			if t < 0 || t/l != later/l {
+				e.staleAt(t)
+				return
+			}
 		}
 	}
 	e.res.Stats.Events++

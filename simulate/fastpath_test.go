@@ -485,3 +485,30 @@ func TestPropertyTenantIntervalsChangeNothingElse(t *testing.T) {
 		}
 	})
 }
+
+// TestRenewalStaleTimesOfNestedIntervals: with tenant intervals that are
+// multiples of the shortest (10 s and 20 s, the engine then looks at the
+// shortest only), a job renewed every minute, each renewal pausing it
+// and moving its completion, over every duration from 1 to 6 minutes:
+// the runs must be the same as those that keep every stale time
+// (Config.longWay), tenant intervals in the same order included.
+func TestRenewalStaleTimesOfNestedIntervals(t *testing.T) {
+	for _, intervals := range [][]time.Duration{{sec(10), sec(20)}, {sec(20), sec(10), sec(60)}} {
+		for dur := 1; dur <= 360; dur++ {
+			cfg := testConfig(1, 8, "a")
+			cfg.Lease, cfg.Checkpoint, cfg.CheckpointOnRenew = sec(60), sec(5), true
+			cfg.Intervals = intervals
+			// A late job, so that the intervals meanwhile are recorded.
+			jobs := []trace.Job{{ID: "j1", Tenant: "a", GPUs: 2, Submit: ts(3), Duration: sec(dur)}, {ID: "j2", Tenant: "a", GPUs: 1, Submit: ts(1000), Duration: sec(1)}}
+			var res [2]*Result
+			for i, lw := range []bool{false, true} {
+				cfg.longWay = lw
+				p, _ := NewAstraea(DefaultAstraeaOptions())
+				res[i] = mustRun(t, cfg, src(jobs...), p)
+			}
+			if !reflect.DeepEqual(res[0].Run, res[1].Run) || res[0].Stats != res[1].Stats {
+				t.Fatalf("intervals %v, a %d s job: runs with and without stale times kept differ:\n%+v\n%+v", intervals, dur, res[0].Stats, res[1].Stats)
+			}
+		}
+	}
+}
