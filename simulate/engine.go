@@ -739,12 +739,16 @@ func (e *engine) staleSpan(t time.Duration) time.Duration {
 // handling a lease end queues none. O(1) per event, without the loop's look
 // at what comes next.
 func (e *engine) leaseEndsAt(ev event, t time.Duration) {
+	ended := false
 	for {
 		if j := e.slab[ev.j]; j != nil && ev.gen == j.leaseGen && j.phase == phRunning {
 			e.expired = append(e.expired, j)
-			e.schedTick(t)
+			ended = true
 		}
 		if next := e.q.le.top(); next == nil || next.at != t {
+			if ended {
+				e.schedTick(t) // the tick each would ask for
+			}
 			return
 		}
 		ev = e.q.le.popTop()
