@@ -62,6 +62,36 @@ func TestStartAllStopAllRejectWhole(t *testing.T) {
 	}
 }
 
+// TestStartAllForgottenJob: a job finished before the trailing window that
+// the call's time sets is unknown to StartAll, as to Start, though the
+// ledger (its clock not moved yet) still holds its record.
+func TestStartAllForgottenJob(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 16, History: TrailingWindow(time.Hour)})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "a", "t", 2, 1))
+	do(t, l, l.Submit(t0, "old", "t", 2, 1))
+	do(t, l, l.Finish(ts(1), "old", Completed))
+	before, _ := l.MarshalBinary()
+	for _, op := range []struct {
+		name string
+		call func() error
+	}{
+		{"StartAll", func() error { return l.StartAll(ts(7200), []JobID{"a", "old"}) }},
+		{"StopAll", func() error { return l.StopAll(ts(7200), []JobID{"old"}) }},
+	} {
+		var le *Error
+		if err := op.call(); !errors.Is(err, ErrUnknownJob) || !errors.As(err, &le) || le.Job != "old" {
+			t.Fatalf("%s: got %v, want ErrUnknownJob naming old", op.name, err)
+		}
+		if after, _ := l.MarshalBinary(); !bytes.Equal(before, after) {
+			t.Fatalf("%s: the rejected call changed the ledger", op.name)
+		}
+	}
+	if err := l.Start(ts(7200), "old"); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("Start: got %v, want ErrUnknownJob", err)
+	}
+}
+
 // TestPropertyStartAllIsStartsInTurn: on a random ledger (more jobs than a
 // batch, so that lists span several), StartAll and StopAll of a random list
 // leave the very ledger (its snapshot, byte for byte) that Start or Stop of
@@ -81,35 +111,49 @@ func TestPropertyStartAllIsStartsInTurn(t *testing.T) {
 		must(l.AddTenant(t0, "t", 1))
 		must(l.AddTenant(t0, "u", 2))
 		ids := make([]JobID, n)
-		var pending, running []JobID
+		var pending, running, finished []JobID
 		for i := range ids {
 			ids[i] = JobID(fmt.Sprintf("job-%d", i))
 			must(l.Submit(t0, ids[i], TenantID(rapid.SampledFrom([]string{"t", "u"}).Draw(t, "tenant")), GPUs(rapid.IntRange(1, 8).Draw(t, "demand")), 1))
-			if rapid.Bool().Draw(t, "running") {
+			switch rapid.IntRange(0, 4).Draw(t, "state") {
+			case 0, 1:
+				pending = append(pending, ids[i])
+			case 2, 3:
 				must(l.Start(t0, ids[i]))
 				running = append(running, ids[i])
-			} else {
-				pending = append(pending, ids[i])
+			default:
+				// finished at t0: under the trailing window of an hour,
+				// forgotten (unknown) at a time past an hour, though its
+				// record is still indexed until the clock moves
+				must(l.Finish(t0, ids[i], Completed))
+				finished = append(finished, ids[i])
 			}
 		}
 		snap, _ := l.MarshalBinary()
-		at := ts(rapid.Float64Range(-10, 7200).Draw(t, "at"))
+		sec := rapid.Float64Range(-10, 7200).Draw(t, "at")
+		if rapid.Bool().Draw(t, "an hour later") {
+			sec += 3600 // past the trailing window of the jobs finished at t0
+		}
+		at := ts(sec)
 		start := rapid.Bool().Draw(t, "start")
 		// a list of jobs that can switch, in random order, with perhaps
-		// one fault put in: an unknown job, a job named twice, or one
-		// that cannot switch
+		// one fault put in: an unknown job, a job named twice, one that
+		// cannot switch, or a finished one (perhaps forgotten at at)
 		ok, wrong := pending, running
 		if !start {
 			ok, wrong = running, pending
 		}
 		list := rapid.Permutation(ok).Draw(t, "list")
 		list = list[:rapid.IntRange(0, len(list)).Draw(t, "length")]
-		var faults []JobID
-		faults = append(faults, "nobody")
-		faults = append(faults, list...)
-		faults = append(faults, wrong...)
+		// each kind of fault alike, whatever the number of jobs of each
+		faults := [][]JobID{{"nobody"}}
+		for _, f := range [][]JobID{list, wrong, finished} {
+			if len(f) > 0 {
+				faults = append(faults, f)
+			}
+		}
 		if rapid.Bool().Draw(t, "fault") {
-			f := rapid.SampledFrom(faults).Draw(t, "fault job")
+			f := rapid.SampledFrom(rapid.SampledFrom(faults).Draw(t, "fault kind")).Draw(t, "fault job")
 			list = slices.Insert(list, rapid.IntRange(0, len(list)).Draw(t, "fault at"), f)
 		}
 		batch, err := Restore(snap)
