@@ -577,11 +577,12 @@ func (r *round) jobAccounts(es []candEntry) ([]ledger.Account, error) {
 	accts, ok := r.batch.AppendJobAccounts(r.batchAccts[:0], ids)
 	clear(ids) // hold no caller's id past the round
 	r.batchIDs, r.batchAccts = ids[:0], accts[:0]
-	if !ok {
-		return nil, r.unknownJob(es[min(len(accts), len(es)-1)].ci)
-	}
-	if len(accts) != len(es) {
-		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("AppendJobAccounts returned %d accounts for %d jobs", len(accts), len(es))}
+	switch {
+	case !ok && len(accts) < len(es):
+		return nil, r.unknownJob(es[len(accts)].ci)
+	case !ok || len(accts) != len(es):
+		// Not what the interface states: no unknown job to name.
+		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("AppendJobAccounts returned %d accounts for %d jobs (ok %v)", len(accts), len(es), ok)}
 	}
 	return accts, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -569,6 +570,75 @@ func TestJobAccountsAreReadWhenTheTenantIsReached(t *testing.T) {
 	}
 	if cl.Free() != 8 {
 		t.Fatalf("free = %d after a rejected round, want 8", cl.Free())
+	}
+}
+
+// skewedAppender looks job accounts up through JobAccountsAppender, then
+// lets skew change the answer (as an implementation at fault might), and
+// keeps the ids it was asked for.
+type skewedAppender struct {
+	*accounts
+	skew func([]ledger.Account) ([]ledger.Account, bool)
+	ids  *[]ledger.JobID
+}
+
+func (s skewedAppender) AppendJobAccounts(dst []ledger.Account, ids []ledger.JobID) ([]ledger.Account, bool) {
+	*s.ids = slices.Clone(ids)
+	for _, id := range ids {
+		a, _ := s.JobAccount(id)
+		dst = append(dst, a)
+	}
+	return s.skew(dst)
+}
+
+// An AppendJobAccounts that answers other than its interface states (too
+// many or too few accounts, or false with no unknown job before its end)
+// fails the round with ErrInvalidInput, undone, rather than a panic, a
+// decision on made-up accounts or an unknown job it did not name; false
+// after some accounts names the next candidate as unknown. The Rounder
+// then runs a sound round as a fresh one does.
+func TestJobAccountsAppenderAtFault(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		skew func([]ledger.Account) ([]ledger.Account, bool)
+		err  error
+		job  int // ErrUnknownJob: the index of the id named in those asked
+	}{
+		{"ok with an account too few", func(a []ledger.Account) ([]ledger.Account, bool) { return a[:len(a)-1], true }, ErrInvalidInput, -1},
+		{"ok with an account too many", func(a []ledger.Account) ([]ledger.Account, bool) { return append(a, a[0]), true }, ErrInvalidInput, -1},
+		{"ok with none", func(a []ledger.Account) ([]ledger.Account, bool) { return a[:0], true }, ErrInvalidInput, -1},
+		{"false with every account", func(a []ledger.Account) ([]ledger.Account, bool) { return a, false }, ErrInvalidInput, -1},
+		{"false with an account too many", func(a []ledger.Account) ([]ledger.Account, bool) { return append(a, a[0]), false }, ErrInvalidInput, -1},
+		{"false after the first account", func(a []ledger.Account) ([]ledger.Account, bool) { return a[:1], false }, ErrUnknownJob, 1},
+		{"false before any", func(a []ledger.Account) ([]ledger.Account, bool) { return a[:0], false }, ErrUnknownJob, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var x Rounder
+			cl, in := workedExample(t)
+			var asked []ledger.JobID
+			in.Accounts = skewedAppender{accounts: in.Accounts.(*accounts), skew: c.skew, ids: &asked}
+			_, err := x.Round(in, Options{})
+			var e *Error
+			if !errors.Is(err, c.err) || !errors.As(err, &e) {
+				t.Fatalf("err = %v, want %v", err, c.err)
+			}
+			if c.err == ErrUnknownJob && (len(asked) < 2 || e.Job != asked[c.job]) {
+				t.Fatalf("err = %v, want it to name the job after the accounts returned, of %v", err, asked)
+			}
+			if cl.Free() != 16 {
+				t.Fatalf("free = %d after a rejected round, want 16", cl.Free())
+			}
+			cl, in = workedExample(t)
+			got, err := x.Round(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, in = workedExample(t)
+			if want, _ := Round(in, Options{}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("after the rejected round: %+v, a fresh round %+v", got, want)
+			}
+			verifyCluster(t, cl)
+		})
 	}
 }
 

@@ -31,7 +31,9 @@ type Accounts interface {
 // before an unknown id (then ids[len(result)-len(dst)]). A round asks it
 // once per tenant, for that tenant's candidates, instead of calling
 // JobAccount for each: a store whose records lie scattered through a large
-// heap can then overlap their memory loads. [ledger.View] implements it.
+// heap can then overlap their memory loads. Any other answer (more or
+// fewer accounts than that) fails the round with ErrInvalidInput.
+// [ledger.View] implements it.
 type JobAccountsAppender interface {
 	AppendJobAccounts(dst []ledger.Account, ids []ledger.JobID) ([]ledger.Account, bool)
 }
