@@ -184,7 +184,7 @@ func (m *model) oneEvent(t *rapid.T) {
 				err = l.StopAll(when, ids)
 			}
 			var le *Error
-			if err != nil && (!errors.As(err, &le) || le.Job != ids[bad]) {
+			if err != nil && bad >= 0 && (!errors.As(err, &le) || le.Job != ids[bad]) {
 				t.Fatalf("%v names the wrong job: the oracle rejects %s", err, ids[bad])
 			}
 			return err
@@ -301,7 +301,6 @@ func (m *model) checkAccounts(t *rapid.T, who string, windows [][2]int64, split 
 	m.close(t, who+" split fair", float64(w1.FairShare)*f+float64(w2.FairShare), float64(whole.FairShare), scale([2]int64{a, b}))
 }
 
-// check is run after every action.
 // checkBatch checks that v.AppendJobAccounts gives what JobAccount gives for
 // each of a random list of ids (long enough to span several of its
 // batches), keeps what dst held, and stops at the first unknown id.
@@ -334,6 +333,7 @@ func (m *model) checkBatch(t *rapid.T, v View) {
 	}
 }
 
+// check is run after every action.
 func (m *model) check(t *rapid.T) {
 	for _, l := range []*Ledger{m.l, m.lazy} {
 		if err := l.Check(); err != nil {
