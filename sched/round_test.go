@@ -642,6 +642,25 @@ func TestJobAccountsAppenderAtFault(t *testing.T) {
 	}
 }
 
+// A Rounder that read job accounts through JobAccountsAppender keeps none
+// of the ids it asked for after the round, accepted or rejected.
+func TestRounderKeepsNoBatchIDs(t *testing.T) {
+	for _, ok := range []bool{true, false} {
+		var x Rounder
+		_, in := workedExample(t)
+		var asked []ledger.JobID
+		in.Accounts = skewedAppender{accounts: in.Accounts.(*accounts), ids: &asked,
+			skew: func(a []ledger.Account) ([]ledger.Account, bool) { return a, ok }}
+		if _, err := x.Round(in, Options{}); (err == nil) != ok || len(asked) == 0 {
+			t.Fatalf("ok %v: err %v, ids asked %v", ok, err, asked)
+		}
+		ids := x.r.batchIDs[:cap(x.r.batchIDs)]
+		if len(ids) == 0 || slices.ContainsFunc(ids, func(id ledger.JobID) bool { return id != "" }) {
+			t.Fatalf("ok %v: the Rounder keeps %q", ok, ids)
+		}
+	}
+}
+
 // The docs of cand and candEntry state their sizes, which decide the
 // memory a large round's largest arrays take: a change of layout must
 // update them.
