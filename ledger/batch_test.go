@@ -92,6 +92,40 @@ func TestStartAllForgottenJob(t *testing.T) {
 	}
 }
 
+// TestStartAllKeepsNoRecord: the ledger's scratch list of records is empty
+// between calls, after an accepted call as after a rejected one (whose
+// rejection comes after more jobs than a batch), so that it keeps no
+// finished or forgotten job alive.
+func TestStartAllKeepsNoRecord(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 1 << 10})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	ids := make([]JobID, 2*viewBatch+1)
+	for i := range ids {
+		ids[i] = JobID(fmt.Sprintf("job-%d", i))
+		do(t, l, l.Submit(t0, ids[i], "t", 1, 1))
+	}
+	empty := func(when string) {
+		if slices.ContainsFunc(l.batch[:cap(l.batch)], func(j *job) bool { return j != nil }) {
+			t.Fatalf("%s: the ledger keeps records between calls", when)
+		}
+	}
+	do(t, l, l.StartAll(ts(1), ids[1:]))
+	empty("after an accepted call")
+	if err := l.StopAll(ts(2), ids); !errors.Is(err, ErrInvalidTransition) {
+		t.Fatalf("StopAll with a job not running: %v", err)
+	}
+	if err := l.StartAll(ts(2), append(ids[:1:1], ids[1:]...)); !errors.Is(err, ErrInvalidTransition) {
+		t.Fatalf("StartAll with jobs already running: %v", err)
+	}
+	if err := l.StopAll(ts(2), append(slices.Clone(ids[1:]), ids[0])); !errors.Is(err, ErrInvalidTransition) {
+		t.Fatalf("StopAll with a job not running last: %v", err)
+	}
+	empty("after rejected calls")
+	if err := l.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestPropertyStartAllIsStartsInTurn: on a random ledger (more jobs than a
 // batch, so that lists span several), StartAll and StopAll of a random list
 // leave the very ledger (its snapshot, byte for byte) that Start or Stop of
