@@ -170,6 +170,7 @@ type Rounder struct{ r round }
 func (x *Rounder) Round(in Input, opts Options) (Result, error) {
 	r := &x.r
 	if err := r.init(in, opts); err != nil {
+		r.keep() // init may have taken some of in before it stopped
 		return Result{}, err
 	}
 	if err := r.run(); err != nil {
@@ -267,9 +268,10 @@ func (r *round) keep() {
 	r.p, r.a, r.cloner, r.ccl, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil, nil
 	r.in = nil
 	// The entries prepare filled hold job ids: in a small round clear
-	// them all at once, in a large one those of the tenants prepared.
+	// them all at once, in a large one those of the tenants prepared. (A
+	// round that init rejected may not have sized the heaps yet.)
 	if n := len(r.cands); n <= 4096 {
-		clear(r.heaps[:n])
+		clear(r.heaps[:min(n, len(r.heaps))])
 	} else {
 		for ti := range r.tenants {
 			if t := &r.tenants[ti]; t.ready {

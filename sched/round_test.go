@@ -661,6 +661,42 @@ func TestRounderKeepsNoBatchIDs(t *testing.T) {
 	}
 }
 
+// A Rounder whose input is rejected before the round starts (a bad
+// candidate, an unknown tenant, a duplicate) keeps none of it either: not
+// its Accounts, Placer or candidates. The rejected input is larger than the
+// round before, whose buffers it outgrows.
+func TestRejectedInputLeavesRounderEmpty(t *testing.T) {
+	for _, bad := range []struct {
+		name string
+		edit func(c *Candidate)
+	}{
+		{"an empty job id", func(c *Candidate) { c.Job = "" }},
+		{"an unknown tenant", func(c *Candidate) { c.Tenant = "nobody" }},
+		{"a duplicate", func(c *Candidate) { c.Job = "A1" }},
+	} {
+		var x Rounder
+		_, in := workedExample(t)
+		if _, err := x.Round(in, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		_, in = workedExample(t)
+		var asked []ledger.JobID
+		in.Accounts = skewedAppender{accounts: in.Accounts.(*accounts), ids: &asked,
+			skew: func(a []ledger.Account) ([]ledger.Account, bool) { return a, true }}
+		for i := range 8 {
+			in.Candidates = append(in.Candidates, Candidate{Job: ledger.JobID(fmt.Sprintf("more-%d", i)), Tenant: "B", Demand: 1, Submit: t0})
+		}
+		bad.edit(&in.Candidates[len(in.Candidates)-1])
+		if _, err := x.Round(in, Options{}); err == nil {
+			t.Fatalf("%s: accepted", bad.name)
+		}
+		r := &x.r
+		if r.accounts != nil || r.batch != nil || r.p != nil || r.in != nil || r.ids.names != nil {
+			t.Fatalf("%s: the Rounder keeps the rejected input (accounts %v, placer %v, %d candidates)", bad.name, r.accounts, r.p, len(r.in))
+		}
+	}
+}
+
 // The docs of cand and candEntry state their sizes, which decide the
 // memory a large round's largest arrays take: a change of layout must
 // update them.
