@@ -159,25 +159,35 @@ func ExampleLedger_Forget() {
 	// <nil>
 }
 
+// visionLedger returns an Eq. 16 ledger of 8 GPUs from start, with one
+// tenant, "vision", and a pending 4-GPU job of it for each id.
+func visionLedger(start time.Time, ids ...ledger.JobID) *ledger.Ledger {
+	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 8, Start: start})
+	if err == nil {
+		err = l.AddTenant(start, "vision", 1)
+	}
+	for _, id := range ids {
+		if err == nil {
+			err = l.Submit(start, id, "vision", 4, 1)
+		}
+	}
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
 // A scheduler reading the accounts of all of a tenant's candidates asks for
 // them at once: the same accounts as JobAccount, with the lookups of a
 // large ledger overlapped. A job the ledger does not know stops the batch.
 func ExampleView_AppendJobAccounts() {
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 8, Start: start})
-	if err != nil {
+	l := visionLedger(start, "a", "b")
+	if err := l.Start(start, "a"); err != nil {
 		panic(err)
 	}
-	for _, err := range []error{
-		l.AddTenant(start, "vision", 1),
-		l.Submit(start, "a", "vision", 4, 1),
-		l.Submit(start, "b", "vision", 4, 1),
-		l.Start(start, "a"),
-		l.Advance(start.Add(time.Hour)),
-	} {
-		if err != nil {
-			panic(err)
-		}
+	if err := l.Advance(start.Add(time.Hour)); err != nil {
+		panic(err)
 	}
 	v := l.View(l.Now())
 	accts, ok := v.AppendJobAccounts(nil, []ledger.JobID{"a", "b"})
@@ -200,20 +210,9 @@ func ExampleView_AppendJobAccounts() {
 // cannot switch, none.
 func ExampleLedger_StartAll() {
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 8, Start: start})
-	if err != nil {
+	l := visionLedger(start, "a", "b", "c")
+	if err := l.StartAll(start, []ledger.JobID{"a", "b"}); err != nil {
 		panic(err)
-	}
-	for _, err := range []error{
-		l.AddTenant(start, "vision", 1),
-		l.Submit(start, "a", "vision", 4, 1),
-		l.Submit(start, "b", "vision", 4, 1),
-		l.Submit(start, "c", "vision", 4, 1),
-		l.StartAll(start, []ledger.JobID{"a", "b"}),
-	} {
-		if err != nil {
-			panic(err)
-		}
 	}
 	round := start.Add(time.Hour)
 	if err := l.StartAll(round, []ledger.JobID{"c", "a"}); err != nil {
