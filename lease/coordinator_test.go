@@ -63,6 +63,20 @@ func newWorld(t fataler, cfg Config, sc SimConfig, grace time.Duration) *world {
 	return &world{tb, sim, rec, co}
 }
 
+// The coordinator hands back the very table it drives, and the table the
+// configuration it was built with (what a caller reads to compute lease
+// ends of its own).
+func TestCoordinatorTableAndConfig(t *testing.T) {
+	cfg := Config{Lease: 15 * time.Minute, MinRuntime: time.Minute}
+	w := newWorld(t, cfg, SimConfig{}, time.Minute)
+	if w.co.Table() != w.tb {
+		t.Fatal("Coordinator.Table is not the table it was built on")
+	}
+	if got := w.tb.Config(); got.Lease != cfg.Lease || got.MinRuntime != cfg.MinRuntime {
+		t.Fatalf("Table.Config() = %+v, built with %+v", got, cfg)
+	}
+}
+
 func (w *world) add(t fataler, at time.Time, id ledger.JobID, work time.Duration) {
 	t.Helper()
 	must(t, w.tb.Submit(at, id))
