@@ -54,3 +54,71 @@ func TestRoundReadsLedgerView(t *testing.T) {
 		}
 	}
 }
+
+// A round's outcome recorded in the ledger as the README shows: the
+// released jobs stop with one StopAll, then the new grants start with one
+// StartAll. Here the expiring job of the tenant that is owed less is
+// preempted for the other tenant's pending job, and afterwards the ledger
+// runs exactly the jobs that hold GPUs in the placer.
+func TestRoundRecordedWithStopAllStartAll(t *testing.T) {
+	t1 := t0.Add(3600 * time.Second)
+	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 8, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []error{
+		l.AddTenant(t0, "A", 1),
+		l.AddTenant(t0, "B", 1),
+		l.Submit(t0, "a", "A", 8, 1),
+		l.Start(t0, "a"), // A holds every GPU for an hour, B is owed its quota
+		l.Submit(t0, "b", "B", 8, 1),
+		l.Advance(t1),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	cl := cluster(t, 1, 8)
+	q, err := cl.Place(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Allocate("a", q); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Round(Input{Accounts: l.View(t1), Lease: lease, Placer: cl, Candidates: []Candidate{
+		{Job: "a", Tenant: "A", Demand: 8, Submit: t0, Leases: 4, Running: true, Placement: q},
+		{Job: "b", Tenant: "B", Demand: 8, Submit: t0},
+	}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop, start []ledger.JobID
+	for _, r := range res.Released {
+		stop = append(stop, r.Job)
+	}
+	for _, g := range res.Grants {
+		if g.Kind == New {
+			start = append(start, g.Job)
+		}
+	}
+	if err := l.StopAll(t1, stop); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartAll(t1, start); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []ledger.JobID{"a", "b"} {
+		info, _ := l.Job(id)
+		_, holds := cl.Allocation(string(id))
+		if info.Running != holds {
+			t.Fatalf("job %s: ledger running %v, placer holds %v (released %v, started %v)", id, info.Running, holds, stop, start)
+		}
+	}
+	if info, _ := l.Job("b"); !info.Running {
+		t.Fatalf("b, owed its whole quota, was not started: grants %+v", res.Grants)
+	}
+	if err := l.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
