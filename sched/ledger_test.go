@@ -12,19 +12,8 @@ import (
 // rate (Eq. 16: the quota, 8 GPUs here).
 func TestRoundReadsLedgerView(t *testing.T) {
 	t1 := t0.Add(3600 * time.Second)
-	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 16, Start: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []error{
-		l.AddTenant(t0, "A", 1),
-		l.AddTenant(t0, "B", 1),
-		l.Submit(t0, "a", "A", 8, 1),
-		l.Start(t0, "a"), // A holds its quota for an hour, B nothing
-		l.Submit(t0, "b", "B", 8, 1),
-		l.Stop(t1, "a"),
-		l.Advance(t1),
-	} {
+	l := abLedger(t, 16) // A holds its quota for an hour, B nothing
+	for _, step := range []error{l.Stop(t1, "a"), l.Advance(t1)} {
 		if step != nil {
 			t.Fatal(step)
 		}
@@ -62,21 +51,9 @@ func TestRoundReadsLedgerView(t *testing.T) {
 // runs exactly the jobs that hold GPUs in the placer.
 func TestRoundRecordedWithStopAllStartAll(t *testing.T) {
 	t1 := t0.Add(3600 * time.Second)
-	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 8, Start: t0})
-	if err != nil {
+	l := abLedger(t, 8) // A holds every GPU for an hour, B is owed its quota
+	if err := l.Advance(t1); err != nil {
 		t.Fatal(err)
-	}
-	for _, step := range []error{
-		l.AddTenant(t0, "A", 1),
-		l.AddTenant(t0, "B", 1),
-		l.Submit(t0, "a", "A", 8, 1),
-		l.Start(t0, "a"), // A holds every GPU for an hour, B is owed its quota
-		l.Submit(t0, "b", "B", 8, 1),
-		l.Advance(t1),
-	} {
-		if step != nil {
-			t.Fatal(step)
-		}
 	}
 	cl := cluster(t, 1, 8)
 	q, err := cl.Place(8)
@@ -121,4 +98,27 @@ func TestRoundRecordedWithStopAllStartAll(t *testing.T) {
 	if err := l.Check(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// abLedger returns an Eq. 16 ledger of the given capacity with two equal
+// tenants, A and B, each with one 8-GPU job submitted at t0: A's job a
+// running from t0, B's job b pending.
+func abLedger(t *testing.T, capacity ledger.GPUs) *ledger.Ledger {
+	t.Helper()
+	l, err := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: capacity, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []error{
+		l.AddTenant(t0, "A", 1),
+		l.AddTenant(t0, "B", 1),
+		l.Submit(t0, "a", "A", 8, 1),
+		l.Start(t0, "a"),
+		l.Submit(t0, "b", "B", 8, 1),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	return l
 }
