@@ -45,11 +45,11 @@ func (l *Ledger) setRunningAll(op string, at time.Time, ids []JobID, on bool) er
 		l.batch = js[:0]
 	}()
 	var (
-		part [viewBatch]*job
-		hs   [viewBatch]uint64
+		part [lookupBatch]*job
+		hs   [lookupBatch]uint64
 	)
-	for k := 0; k < len(ids); k += viewBatch {
-		chunk := ids[k:min(k+viewBatch, len(ids))]
+	for k := 0; k < len(ids); k += lookupBatch {
+		chunk := ids[k:min(k+lookupBatch, len(ids))]
 		l.jobs.getBatch(chunk, part[:], hs[:])
 		touchForEvent(part[:len(chunk)])
 		for i, j := range part[:len(chunk)] {

@@ -99,7 +99,7 @@ func TestStartAllForgottenJob(t *testing.T) {
 func TestStartAllKeepsNoRecord(t *testing.T) {
 	l := mustNew(t, Config{Capacity: 1 << 10})
 	do(t, l, l.AddTenant(t0, "t", 1))
-	ids := make([]JobID, 2*viewBatch+1)
+	ids := make([]JobID, 2*lookupBatch+1)
 	for i := range ids {
 		ids[i] = JobID(fmt.Sprintf("job-%d", i))
 		do(t, l, l.Submit(t0, ids[i], "t", 1, 1))

@@ -256,10 +256,11 @@ func (l *Ledger) jobFairRate(j *job) float64 {
 	return j.weight * j.grp.s.rate()
 }
 
-// viewBatch is how many ids AppendJobAccounts looks up together: enough to
-// keep the processor's outstanding loads busy, few enough that the
-// records it brings in are still in cache when it reads them.
-const viewBatch = 32
+// lookupBatch is how many ids AppendJobAccounts, StartAll and StopAll look
+// up together: enough to keep the processor's outstanding loads busy, few
+// enough that the records it brings in are still in cache when it reads
+// them.
+const lookupBatch = 32
 
 // AppendJobAccounts appends to dst the account over the View's window of
 // every id in ids, in order, as JobAccount returns them, and reports whether
@@ -277,11 +278,11 @@ func (v View) AppendJobAccounts(dst []Account, ids []JobID) ([]Account, bool) {
 		return dst, len(ids) == 0
 	}
 	var (
-		js [viewBatch]*job
-		hs [viewBatch]uint64
+		js [lookupBatch]*job
+		hs [lookupBatch]uint64
 	)
 	for len(ids) > 0 {
-		n := min(len(ids), viewBatch)
+		n := min(len(ids), lookupBatch)
 		v.l.jobs.getBatch(ids[:n], js[:], hs[:])
 		touchRecords(js[:n])
 		for _, j := range js[:n] {
