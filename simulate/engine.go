@@ -194,10 +194,11 @@ type engine struct {
 
 	boundaries []time.Duration // next interval end per Intervals entry
 	nextEnd    time.Duration   // the least of boundaries (never without any); Config.longWay looks at each
-	// endStep is the shortest tenant interval when every other is a
-	// multiple of it (every interval end is then one of its ends), else 0
-	endStep time.Duration
-	tenants []string // sorted tenant names
+	// endSteps are the interval lengths whose ends staleBefore looks for:
+	// the shortest alone when every other is a multiple of it (every
+	// interval end is then one of its ends), else all of them
+	endSteps []time.Duration
+	tenants  []string // sorted tenant names
 	// pending jobs by tenant (index in tenants)
 	pendingByTenant [][]demandCount
 	freshByTenant   [][]*JobState // pending jobs that never ran, by tenant
@@ -345,10 +346,10 @@ func (e *engine) openBooks() error {
 	e.nextEnd = never
 	if len(e.boundaries) > 0 {
 		e.nextEnd = slices.Min(e.boundaries)
-		e.endStep = slices.Min(e.cfg.Intervals)
+		e.endSteps = []time.Duration{slices.Min(e.cfg.Intervals)}
 		for _, l := range e.cfg.Intervals {
-			if l%e.endStep != 0 {
-				e.endStep = 0
+			if l%e.endSteps[0] != 0 {
+				e.endSteps = e.cfg.Intervals
 				break
 			}
 		}
@@ -684,18 +685,10 @@ func (e *engine) staleBefore(t, later time.Duration) {
 		e.staleAt(t)
 		return
 	}
-	if l := e.endStep; l > 0 {
-		// Every interval end is one of the shortest one's.
+	for _, l := range e.endSteps {
 		if t < 0 || t/l != later/l {
 			e.staleAt(t) // an interval ends in (t, later]
 			return
-		}
-	} else {
-		for _, l := range e.cfg.Intervals {
-			if t < 0 || t/l != later/l {
-				e.staleAt(t)
-				return
-			}
 		}
 	}
 	e.res.Stats.Events++
