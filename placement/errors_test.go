@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // dump renders the whole observable state of c, so that two states can be
@@ -234,4 +236,29 @@ func seq(from, to int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// noFitReason is the reason newNoFit builds, as fmt formats it: the
+// reference its concatenation must match.
+func noFitReason(demand, maxNodes, largest, total int) string {
+	if maxNodes == 1 {
+		return fmt.Sprintf("needs %d on ≤ 1 node, largest free block is %d", demand, largest)
+	}
+	return fmt.Sprintf("needs %d, only %d free in total (largest free block is %d)", demand, total, largest)
+}
+
+func TestPropertyNoFitReasonAsFormatted(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := func(label string) int {
+			return rapid.OneOf(rapid.IntRange(-3, 300), rapid.Int()).Draw(t, label)
+		}
+		demand, maxNodes, largest, total := n("demand"), rapid.IntRange(0, 1).Draw(t, "maxNodes"), n("largest"), n("total")
+		e := newNoFit(demand, maxNodes, largest, total)
+		if want := noFitReason(demand, maxNodes, largest, total); e.Reason != want {
+			t.Fatalf("reason %q, want %q", e.Reason, want)
+		}
+		if e.Demand != demand || e.MaxNodes != maxNodes || e.LargestFree != largest || e.FreeTotal != total {
+			t.Fatalf("NoFitError = %+v", e)
+		}
+	})
 }
