@@ -466,8 +466,8 @@ func (c *Cluster) Release(id string) (Placement, error) {
 // allocated or listed twice, changing nothing. O(as Place + s log n + GPUs)
 // for the s slots of the listed allocations.
 func (c *Cluster) PlaceWithout(demand int, ids []string) (Placement, error) {
-	if p, ok := c.lookOneNode(demand, ids); ok {
-		return p, nil
+	if p, ok, err := c.lookOneNode(demand, ids); ok {
+		return p, err
 	}
 	freed := 0
 	var err error
@@ -510,27 +510,33 @@ const maxLookNodes = 8
 // fits on one node, the common case: the best fit of the view is the
 // better (by free GPUs, then id) of the best-fitting node the look leaves
 // alone and the nodes it frees GPUs on, counted with them; its GPUs are the
-// lowest free ones of that view. It declines (false), for PlaceWithout's
-// long way to answer, when a listed allocation is unknown, listed twice or
-// not held, when its GPUs span more than maxLookNodes nodes or sit on a
-// node of more than 64 GPUs, or when no single node fits. O(s log n +
-// L log n), plus an O(1) expected lookup per id, for the s slots of the listed
-// allocations, over at most L ≤ maxLookNodes + 1 keys scanned.
-func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
+// lowest free ones of that view. When no single node of the view fits, it
+// answers as well if the view cannot hold the demand at all, with the
+// *NoFitError that Place in the view returns (see decide): the largest free
+// block of the view is the larger of the cluster's and those of the nodes
+// the look frees GPUs on, and its free total the cluster's plus the GPUs
+// freed on nodes that accept placements. It declines (ok false), for
+// PlaceWithout's long way to answer, when a listed allocation is unknown,
+// listed twice or not held, when its GPUs span more than maxLookNodes nodes
+// or sit on a node of more than 64 GPUs, or when the demand would be spread
+// over several nodes of the view. O(s log n + L log n), plus an O(1)
+// expected lookup per id, for the s slots of the listed allocations, over
+// at most L ≤ maxLookNodes + 1 keys scanned.
+func (c *Cluster) lookOneNode(demand int, ids []string) (p Placement, ok bool, err error) {
 	if demand <= 0 {
-		return Placement{}, false
+		return Placement{}, false, nil
 	}
 	var buf [maxLookNodes]lookNode
 	look := buf[:0]
 	for _, id := range ids {
 		r, ok := c.getAlloc(id)
 		if !ok {
-			return Placement{}, false
+			return Placement{}, false, nil
 		}
 		for k, s := range r.p.Slots {
 			n := c.recs.at(c.slotOrd(r, k))
 			if n.gpus > 64 {
-				return Placement{}, false
+				return Placement{}, false, nil
 			}
 			i := 0
 			for i < len(look) && look[i].n != n {
@@ -538,14 +544,14 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 			}
 			if i == len(look) {
 				if i == maxLookNodes {
-					return Placement{}, false
+					return Placement{}, false, nil
 				}
 				look = append(look, lookNode{n: n})
 			}
 			for _, g := range s.GPUs {
 				bit := uint64(1) << uint(g)
 				if g < 0 || g >= n.gpus || !n.held(g) || look[i].mask&bit != 0 {
-					return Placement{}, false // listed twice, or not held
+					return Placement{}, false, nil // listed twice, or not held
 				}
 				look[i].mask |= bit
 				look[i].count++
@@ -564,9 +570,14 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 		return false
 	})
 	var mask uint64
+	largest, free := 0, c.freeGPUs // of the view, over the nodes the look frees GPUs on
 	for _, l := range look {
+		if !l.n.accepting() {
+			continue
+		}
 		f := l.n.free + l.count
-		if !l.n.accepting() || f < demand {
+		largest, free = max(largest, f), free+l.count
+		if f < demand {
 			continue
 		}
 		if k := nodeKey(f, l.n); !found || lessKey(k, best) {
@@ -574,11 +585,18 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 		}
 	}
 	if !found {
-		return Placement{}, false
+		largest = max(largest, c.freeIdx().largest())
+		if !c.spread && demand <= c.largestNode() {
+			return Placement{}, true, newNoFit(demand, 1, largest, free)
+		}
+		if free < demand {
+			return Placement{}, true, newNoFit(demand, 0, largest, free)
+		}
+		return Placement{}, false, nil
 	}
 	n := c.recs.at(best.ord)
 	if mask == 0 {
-		return Placement{Slots: []Slot{{Node: n.id, GPUs: n.lowestFree(demand)}}}, true
+		return Placement{Slots: []Slot{{Node: n.id, GPUs: n.lowestFree(demand)}}}, true, nil
 	}
 	held := n.lo &^ mask
 	gpus := make([]int, 0, demand)
@@ -587,7 +605,7 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (Placement, bool) {
 			gpus = append(gpus, i)
 		}
 	}
-	return Placement{Slots: []Slot{{Node: n.id, GPUs: gpus}}}, true
+	return Placement{Slots: []Slot{{Node: n.id, GPUs: gpus}}}, true, nil
 }
 
 // slotOrd returns the ordinal of the node of slot k of r, a stored
