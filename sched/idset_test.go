@@ -66,6 +66,31 @@ func TestFirstDuplicateInALargeList(t *testing.T) {
 	}
 }
 
+// Whichever id a later candidate repeats, firstDuplicate names that pair:
+// every id of lists of several sizes is repeated in turn by the last
+// candidate, so that the repeats fall in every group and bucket, the first
+// and last ones included.
+func TestFirstDuplicateOfEveryID(t *testing.T) {
+	var s idSet
+	for _, n := range []int{17, 100, 1024, 1025, 3000} {
+		cands := make([]Candidate, n)
+		for i := range cands {
+			cands[i].Job = ledger.JobID(fmt.Sprintf("job-%d-%d", n, i))
+		}
+		last := cands[n-1].Job
+		for i := range n - 1 {
+			cands[n-1].Job = cands[i].Job
+			if got, j := firstDuplicateOf(&s, cands); got != n-1 || j != i {
+				t.Fatalf("%d ids, the last repeating id %d: firstDuplicate = %d, %d; want %d, %d", n, i, got, j, n-1, i)
+			}
+		}
+		cands[n-1].Job = last
+		if got, j := firstDuplicateOf(&s, cands); got != -1 || j != -1 {
+			t.Fatalf("%d distinct ids: firstDuplicate = %d, %d", n, got, j)
+		}
+	}
+}
+
 // firstDuplicateOf adds every id of cands to s and returns its first
 // duplicate.
 func firstDuplicateOf(s *idSet, cands []Candidate) (int, int) {
