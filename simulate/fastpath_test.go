@@ -376,6 +376,67 @@ func TestPropertyEngineShortcutsAreExact(t *testing.T) {
 	})
 }
 
+// renewsEarly renews every running job at every tick, before its lease
+// ends as well as after, and grants waiting jobs of one GPU while GPUs are
+// free: its renewals drop lease ends that are still queued, which
+// ASTRAEA's (of expiring jobs only) never do.
+type renewsEarly struct{ lease time.Duration }
+
+func (renewsEarly) Name() string { return "renews-early" }
+
+func (r renewsEarly) Schedule(s *State) (Decision, error) {
+	var d Decision
+	for _, js := range s.Running {
+		if js.Status == Running {
+			d.Grants = append(d.Grants, Grant{Job: js.Job.ID, Lease: r.lease, Renew: true})
+		}
+	}
+	free := s.Cluster.Free()
+	for _, js := range s.Pending {
+		if js.Job.GPUs <= free {
+			free -= js.Job.GPUs
+			d.Grants = append(d.Grants, Grant{Job: js.Job.ID, Lease: r.lease})
+		}
+	}
+	return d, nil
+}
+
+// TestPropertyEarlyRenewalsTheLongWay: a policy that renews running jobs
+// before their lease ends runs the same with the engine's shortcuts and
+// without them (Config.longWay), which takes every renewed job's queued
+// lease end out of the queue where the shortcut skips the jobs that have
+// none.
+func TestPropertyEarlyRenewalsTheLongWay(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := testConfig(rapid.IntRange(1, 2).Draw(t, "nodes"), 2, "a", "b")
+		cfg.Lease = time.Duration(rapid.SampledFrom([]int{20, 30, 60}).Draw(t, "lease")) * time.Second
+		cfg.Checkpoint = time.Duration(rapid.IntRange(0, 15).Draw(t, "ckpt")) * time.Second
+		cfg.ColdStart = time.Duration(rapid.IntRange(0, 15).Draw(t, "cold")) * time.Second
+		cfg.CheckpointOnRenew = rapid.Bool().Draw(t, "ckptOnRenew")
+		cfg.CheckEvery = 16
+		var jobs []trace.Job
+		sub := 0
+		for i := range rapid.IntRange(2, 20).Draw(t, "jobs") {
+			sub += rapid.IntRange(0, 40).Draw(t, "gap")
+			jobs = append(jobs, trace.Job{ID: fmt.Sprintf("j%02d", i), Tenant: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "tenant"),
+				GPUs: 1, Submit: ts(sub), Duration: time.Duration(rapid.IntRange(10, 300).Draw(t, "dur")) * time.Second})
+		}
+		var res [2]*Result
+		for i := range res {
+			c := cfg
+			c.longWay = i == 1
+			r, err := Run(c, src(jobs...), renewsEarly{lease: cfg.Lease})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
+		}
+		if !reflect.DeepEqual(res[0].Run, res[1].Run) || res[0].Stats != res[1].Stats {
+			t.Fatalf("runs with and without the engine's shortcuts differ:\n%+v\n%+v", res[0].Stats, res[1].Stats)
+		}
+	})
+}
+
 // runTheLongWayToo runs jobs under ASTRAEA with options o, with the
 // engine's shortcuts and without them (Config.longWay).
 func runTheLongWayToo(t *rapid.T, cfg Config, jobs []trace.Job, o AstraeaOptions) (short, long *Result) {

@@ -364,6 +364,11 @@ func (q *eventQueue) has(j int32, slot int) bool {
 	return k < len(q.pos) && q.pos[k] != 0
 }
 
+// hasLeaseEnd reports whether job j has a pending lease end.
+func (q *eventQueue) hasLeaseEnd(j int32) bool {
+	return int(j) < len(q.le.ends) && q.le.ends[j].seq != 0
+}
+
 // get returns job j's pending event of slot in the heap (not slotLease),
 // if any.
 func (q *eventQueue) get(j int32, slot int) (event, bool) {

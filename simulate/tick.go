@@ -167,6 +167,19 @@ func (e *engine) apply(d Decision) error {
 	if d.renewsExpiring && !e.cfg.longWay {
 		return e.applyRenewals(d)
 	}
+	err := e.applyDecision(d)
+	// Forget the decision's jobs and plan (a deferred call would cost more:
+	// applyDecision has too many returns for an inlined one).
+	clear(e.preemptJobs)
+	clear(e.grantJobs)
+	e.preemptJobs, e.grantJobs = e.preemptJobs[:0], e.grantJobs[:0]
+	e.planReleased, e.planAllocated = false, false
+	return err
+}
+
+// applyDecision is apply's work; apply clears what it leaves in the
+// engine (the decision's jobs, the plan's flags).
+func (e *engine) applyDecision(d Decision) error {
 	if d.plan != nil {
 		if !d.plan.matches(d) {
 			if err := d.plan.undo(); err != nil {
@@ -177,21 +190,14 @@ func (e *engine) apply(d Decision) error {
 		// The cluster already holds the decision: its preemptions are
 		// released and its grants allocated there.
 		e.planReleased, e.planAllocated = d.plan != nil, d.plan != nil
-		defer func() { e.planReleased, e.planAllocated = false, false }()
 	}
 	now := e.now
 	e.stamp++
 	st := e.stamp
-	// Each job of the decision is looked up once.
-	pj, gj := e.preemptJobs[:0], e.grantJobs[:0]
-	defer func() {
-		clear(pj)
-		clear(gj)
-		e.preemptJobs, e.grantJobs = pj[:0], gj[:0]
-	}()
+	// Each job of the decision is looked up once (apply forgets them).
 	for _, id := range d.Preempt {
 		j := e.jobs[id]
-		pj = append(pj, j)
+		e.preemptJobs = append(e.preemptJobs, j)
 		switch {
 		case j == nil:
 			return e.badDecision(id, "preempts an unknown job")
@@ -204,7 +210,7 @@ func (e *engine) apply(d Decision) error {
 	}
 	for _, g := range d.Grants {
 		j := e.jobs[g.Job]
-		gj = append(gj, j)
+		e.grantJobs = append(e.grantJobs, j)
 		switch {
 		case j == nil:
 			return e.badDecision(g.Job, "grants an unknown job")
@@ -222,7 +228,7 @@ func (e *engine) apply(d Decision) error {
 			j.renewMark = st
 		}
 	}
-	for _, j := range pj {
+	for _, j := range e.preemptJobs {
 		if err := e.preempt(j); err != nil {
 			return err
 		}
@@ -244,7 +250,7 @@ func (e *engine) apply(d Decision) error {
 	e.lapsed = lapsed[:0]
 	for i, g := range d.Grants {
 		if g.Renew {
-			if err := e.renew(gj[i], g); err != nil {
+			if err := e.renew(e.grantJobs[i], g); err != nil {
 				return err
 			}
 		}
@@ -254,7 +260,7 @@ func (e *engine) apply(d Decision) error {
 		if g.Renew {
 			continue
 		}
-		j := gj[i]
+		j := e.grantJobs[i]
 		if j.st.Status != Pending {
 			return e.badDecision(g.Job, "grants a job that keeps running (renew it instead)")
 		}
@@ -353,7 +359,9 @@ func (e *engine) renew(j *job, g Grant) error {
 	e.res.Stats.Renewals++
 	j.st.Leases++
 	j.leaseGen++
-	e.drop(j, slotLease)
+	if e.cfg.longWay || e.q.hasLeaseEnd(j.idx) { // not when its lease end was taken out (the usual case)
+		e.drop(j, slotLease)
+	}
 	from := now
 	if j.phase == phStarting {
 		// Not holding yet: the lease runs from its start, where begin
