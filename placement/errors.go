@@ -85,15 +85,25 @@ func (e *NoFitError) Error() string { return "placement: " + e.Reason }
 // Is makes errors.Is(err, ErrNoFit) true.
 func (e *NoFitError) Is(target error) bool { return target == ErrNoFit }
 
-// newNoFit returns the *NoFitError of a decision. Its reason is built by
-// concatenation rather than fmt.Sprintf, which costs several times more: a
+// newNoFit returns the *NoFitError of a decision. Its reason is written
+// into a buffer on the stack and copied once into a string, rather than
+// formatted by fmt.Sprintf or concatenated, each several times as costly: a
 // scheduler meets no-fits on every round (noFitReason is the reference).
 func newNoFit(demand, maxNodes, largest, total int) *NoFitError {
 	e := &NoFitError{Demand: demand, MaxNodes: maxNodes, LargestFree: largest, FreeTotal: total}
+	var buf [128]byte // room for the longest reason, of three 20-character integers
+	b := append(buf[:0], "needs "...)
+	b = strconv.AppendInt(b, int64(demand), 10)
 	if maxNodes == 1 {
-		e.Reason = "needs " + strconv.Itoa(demand) + " on ≤ 1 node, largest free block is " + strconv.Itoa(largest)
+		b = append(b, " on ≤ 1 node, largest free block is "...)
+		b = strconv.AppendInt(b, int64(largest), 10)
 	} else {
-		e.Reason = "needs " + strconv.Itoa(demand) + ", only " + strconv.Itoa(total) + " free in total (largest free block is " + strconv.Itoa(largest) + ")"
+		b = append(b, ", only "...)
+		b = strconv.AppendInt(b, int64(total), 10)
+		b = append(b, " free in total (largest free block is "...)
+		b = strconv.AppendInt(b, int64(largest), 10)
+		b = append(b, ')')
 	}
+	e.Reason = string(b)
 	return e
 }
