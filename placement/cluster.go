@@ -406,13 +406,28 @@ func (c *Cluster) assignInts(k int) []int {
 // GPU indices of 16 allocations of 8 GPUs (each held twice, see assignRec).
 const intBatch = 256
 
+// slotBatch is how many records of Allocate's one-node allocations
+// (slotRec) come in one array: 4 records of 128 bytes, one allocation
+// instead of 4. As with Assign's batches (see recBatch), an array stays in
+// memory until every allocation in it is released and no caller holds a
+// placement Release returned from it, so a record may keep up to 3
+// released neighbours (384 bytes) alive.
+const slotBatch = 4
+
 // newAllocRec returns the record of allocation id holding a copy of p
 // that shares nothing with p; ord is the ordinal of the node of p's slot
-// if p has one slot (ignored otherwise).
-func newAllocRec(id string, p Placement, ord int) *allocRec {
+// if p has one slot (ignored otherwise). A one-node record is carved from
+// the current batch (see slotBatch); a clone starts without a batch, so no
+// two clusters carve from the same array.
+func (c *Cluster) newAllocRec(id string, p Placement, ord int) *allocRec {
 	if len(p.Slots) == 1 {
 		s := p.Slots[0]
-		r := &slotRec{allocRec: allocRec{id: id, ord: int32(ord)}}
+		if len(c.slotRecs) == 0 {
+			c.slotRecs = make([]slotRec, slotBatch)
+		}
+		r := &c.slotRecs[0]
+		c.slotRecs = c.slotRecs[1:]
+		r.id, r.ord = id, int32(ord)
 		gpus := r.gpus[:0]
 		if len(s.GPUs) > len(r.gpus) {
 			gpus = nil
@@ -500,6 +515,9 @@ type Cluster struct {
 	// announced (see recBatch); a clone starts with neither.
 	recs1 []assignRec
 	burst int
+	// slotRecs is what is left of the current batch of Allocate's
+	// one-node records (see slotBatch); a clone starts without one.
+	slotRecs []slotRec
 	// ints is what is left of the current array of GPU indices that
 	// Assign carves during a burst (see assignInts); a clone starts
 	// without one.

@@ -178,3 +178,33 @@ func TestNoFitReason(t *testing.T) {
 		t.Fatalf("error = %v, want %q", err, want)
 	}
 }
+
+// TestRejectedAllocateTakesNoRecord checks that an Allocate rejected as a
+// duplicate or for a bad placement carves no record from the current batch
+// of one-node records (see slotBatch), which would keep the rejected id in
+// memory as long as the batch.
+func TestRejectedAllocateTakesNoRecord(t *testing.T) {
+	c := mustCluster(t, uniform(2, 8))
+	p := mustPlace(t, c, "a", 2)
+	left := len(c.slotRecs)
+	for _, tc := range []struct {
+		name string
+		id   string
+		p    Placement
+		want error
+	}{
+		{"a duplicate id", "a", Placement{Slots: []Slot{{Node: "n01", GPUs: []int{5}}}}, ErrDuplicateAllocation},
+		{"a GPU already held", "b", p, ErrConflict},
+		{"an unknown node", "b", Placement{Slots: []Slot{{Node: "zz", GPUs: []int{0}}}}, ErrUnknownNode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := c.Allocate(tc.id, tc.p); !errors.Is(err, tc.want) {
+				t.Fatalf("Allocate(%q, %v) = %v, want %v", tc.id, tc.p, err, tc.want)
+			}
+			if got := len(c.slotRecs); got != left {
+				t.Fatalf("%d records left in the batch, want %d", got, left)
+			}
+			verify(t, c)
+		})
+	}
+}

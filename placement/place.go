@@ -344,19 +344,6 @@ func (c *Cluster) assignOne(id string, h, i uint64, demand, ord int) Placement {
 	return Placement{Slots: r.slots[0:1:1]}
 }
 
-// store records r, whose placement no caller holds, as allocation r.id,
-// or fails with ErrDuplicateAllocation and changes nothing. O(1) expected.
-func (c *Cluster) store(r *allocRec) error { return c.storeHashed(r, IDHash(r.id)) }
-
-// storeHashed is store for a record whose id hashes to h (IDHash(r.id)).
-func (c *Cluster) storeHashed(r *allocRec, h uint64) error {
-	r.owner = c.tok
-	if !c.allocs.insert(c.tok, allocEntry{h: h, r: r}) {
-		return &Error{Op: "allocate", Allocation: r.id, Err: ErrDuplicateAllocation}
-	}
-	return nil
-}
-
 // storeAt records r, whose placement no caller holds and whose id, hashing
 // to h, the cluster does not hold, in slot i of the allocation table, which
 // allocs.probe has returned for it with the table unchanged since.
@@ -409,9 +396,14 @@ func (c *Cluster) Allocate(id string, p Placement) error {
 		}
 		return err
 	}
-	if err := c.store(newAllocRec(id, p, int(ords[0]))); err != nil {
-		return err
+	// The duplicate is found before the record is made, so that a
+	// rejected call leaves no record in the current batch (see slotBatch).
+	h := IDHash(id)
+	slot, dup := c.allocs.probe(h, id)
+	if dup {
+		return fail("", ErrDuplicateAllocation, "")
 	}
+	c.storeAt(c.newAllocRec(id, p, int(ords[0])), h, slot)
 	for i, s := range p.Slots {
 		c.markSlot(int(ords[i]), s, true)
 	}
