@@ -112,15 +112,7 @@ func topSum(t *btree.BTreeG[key], k int) int {
 // the chosen nodes).
 func (c *Cluster) choose(p plan, demand int) Placement {
 	if p.nodes == 1 {
-		b := p.best
-		n := c.recs.at(b.ord)
-		if demand <= len(placed1{}.gpus) {
-			// One allocation for the slot and its GPUs.
-			q := new(placed1)
-			q.slot[0] = Slot{Node: b.id, GPUs: n.appendLowestFree(q.gpus[:0:demand], demand)}
-			return Placement{Slots: q.slot[:]}
-		}
-		return Placement{Slots: []Slot{{Node: b.id, GPUs: n.lowestFree(demand)}}}
+		return c.onePlacement(p.best, demand)
 	}
 	taken := c.pick(p, demand, make([]key, 0, p.nodes))
 	slots := make([]Slot, 0, p.nodes)
@@ -130,11 +122,37 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 	return Placement{Slots: slots}
 }
 
-// placed1 backs a one-node placement of up to 8 GPUs that Place returns:
-// its slot and GPU indices, in one allocation instead of two (112 bytes).
-type placed1 struct {
-	slot [1]Slot
-	gpus [8]int
+// onePlacement returns the placement of demand GPUs on the node of key b,
+// its lowest free ones: for up to 8 GPUs in one allocation that holds the
+// slot and the GPU indices (48, 80 or 112 bytes, for 1, up to 4 and up to 8
+// GPUs), instead of one for each.
+func (c *Cluster) onePlacement(b key, demand int) Placement {
+	var slot *[1]Slot
+	var gpus []int
+	switch {
+	case demand == 1:
+		q := new(struct {
+			slot [1]Slot
+			gpus [1]int
+		})
+		slot, gpus = &q.slot, q.gpus[:0:1]
+	case demand <= 4:
+		q := new(struct {
+			slot [1]Slot
+			gpus [4]int
+		})
+		slot, gpus = &q.slot, q.gpus[:0:demand]
+	case demand <= 8:
+		q := new(struct {
+			slot [1]Slot
+			gpus [8]int
+		})
+		slot, gpus = &q.slot, q.gpus[:0:demand]
+	default:
+		slot, gpus = new([1]Slot), make([]int, 0, demand)
+	}
+	slot[0] = Slot{Node: b.id, GPUs: c.recs.at(b.ord).appendLowestFree(gpus, demand)}
+	return Placement{Slots: slot[:]}
 }
 
 // pick chooses the nodes of p, a plan on several nodes, for demand: the
