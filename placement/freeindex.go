@@ -287,6 +287,18 @@ func (x *freeIndex) nextRank(v, r int) int {
 	return -1
 }
 
+// firstRank returns the least rank in set v, which has a member: nextRank(v,
+// 0) for the best fit, reading one summary word per chunk. O(n/4,096).
+func (x *freeIndex) firstRank(v int) int {
+	for ci, ch := range x.sets[v].chunks {
+		if ch != nil && ch.any != 0 {
+			wi := bits.TrailingZeros64(ch.any)
+			return ci<<12 | wi<<6 | bits.TrailingZeros64(ch.w[wi])
+		}
+	}
+	return -1 // not reached: v has a member
+}
+
 // prevRank returns the greatest rank ≤ r in set v, or -1. O(n/4,096).
 func (x *freeIndex) prevRank(v, r int) int {
 	s := x.set(v)
@@ -336,7 +348,7 @@ func (x *freeIndex) bestFit(demand int) (key, bool) {
 	if v < 0 {
 		return key{}, false
 	}
-	return x.key(v, x.nextRank(v, 0)), true
+	return x.key(v, x.firstRank(v)), true
 }
 
 // largest returns the most free GPUs of a node in the index, or 0.

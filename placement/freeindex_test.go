@@ -98,6 +98,11 @@ func TestPropertyFreeIndex(t *testing.T) {
 				if got, ok := y.x.bestFit(d); got != fit || ok != found {
 					t.Fatalf("step %d: index %d: bestFit(%d) = %v, %t, want %v, %t", step, i, d, got, ok, fit, found)
 				}
+				if v := y.x.nextCount(d); v >= 0 {
+					if got, want := y.x.firstRank(v), y.x.nextRank(v, 0); got != want {
+						t.Fatalf("step %d: index %d: firstRank(%d) = %d, nextRank from 0 %d", step, i, v, got, want)
+					}
+				}
 				top, _ := y.ref.Max()
 				if got, _ := y.x.Max(); got != top || y.x.largest() != top.n {
 					t.Fatalf("step %d: index %d: Max = %v, largest %d, want %v", step, i, got, y.x.largest(), top)

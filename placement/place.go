@@ -262,7 +262,7 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 			if dup {
 				return Placement{}, &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
 			}
-			return c.assignOne(id, h, slot, demand, fx.byRank[fx.nextRank(v, 0)].ord), nil
+			return c.assignOne(id, h, slot, demand, fx.byRank[fx.firstRank(v)].ord), nil
 		}
 	}
 	p, err := c.decide(demand)
