@@ -111,3 +111,9 @@ var (
 )
 
 func samePlacement(a, b placement.Placement) bool { return a.Equal(b) }
+
+// gpuKey names one GPU of a node.
+type gpuKey struct {
+	node string
+	gpu  int
+}

@@ -90,9 +90,15 @@ type tenantRec struct {
 	waiting int // candidates left without a lease
 }
 
-type gpuKey struct {
+// ownerSlot is one slot of a running candidate's placement, under the hash
+// of its node's id: victims finds the holders of a placement's GPUs by
+// looking up each of its nodes among the slots sorted by that hash (a map
+// of GPUs would hash and store every GPU of every running candidate).
+type ownerSlot struct {
+	h    uint64 // idhash.String(node)
 	node string
-	gpu  int
+	gpus []int
+	e    int32 // the running candidate
 }
 
 type round struct {
@@ -129,7 +135,7 @@ type round struct {
 	expHeld int                // GPUs held by running candidates not yet decided
 	// GPUs granted so far (new and renewed), for growGrants' estimate
 	grantedGPUs int
-	owners      map[gpuKey]int32
+	owners      []ownerSlot // the running candidates' slots, sorted by h, once optimisticPlace needs them
 	// The demands that failed in the current state, with the index (1 +)
 	// of their reason in reasons: below 64 GPUs in a bit set and an array,
 	// larger ones in a map.
@@ -317,7 +323,8 @@ func (r *round) init(in Input, opts Options) error {
 	clear(r.preempts)
 	r.preempts = r.preempts[:0]
 	if r.ownersBuilt {
-		clear(r.owners)
+		clear(r.owners) // hold no caller's placement past the round
+		r.owners = r.owners[:0]
 		r.ownersBuilt = false
 	}
 	r.changed()
@@ -1092,22 +1099,14 @@ func asNoFit(err error) *placement.NoFitError {
 func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 	if !r.ownersBuilt {
 		r.ownersBuilt = true
-		if r.owners == nil {
-			// Sized for every GPU of the running candidates at once,
-			// so that a fresh round does not grow it step by step.
-			gpus := 0
-			for _, e := range r.running {
-				gpus += int(r.in[e].Demand)
-			}
-			r.owners = make(map[gpuKey]int32, gpus)
-		}
+		ow := r.owners[:0]
 		for _, e := range r.running {
 			for _, s := range r.in[e].Placement.Slots {
-				for _, g := range s.GPUs {
-					r.owners[gpuKey{s.Node, g}] = e
-				}
+				ow = append(ow, ownerSlot{h: idhash.String(s.Node), node: s.Node, gpus: s.GPUs, e: e})
 			}
 		}
+		slices.SortFunc(ow, func(a, b ownerSlot) int { return cmp.Compare(a.h, b.h) })
+		r.owners = ow
 	}
 	if r.a == nil && (r.cloner != nil || r.ccl != nil) {
 		var a placement.Placer
@@ -1204,17 +1203,44 @@ func (r *round) undecidedHolder(e int32) bool {
 // job id.
 func (r *round) victims(q placement.Placement) []int32 {
 	vs := r.victimBuf[:0]
+	ow := r.owners
 	for _, s := range q.Slots {
-		for _, g := range s.GPUs {
-			e, ok := r.owners[gpuKey{s.Node, g}]
-			if ok && r.undecidedHolder(e) && !slices.Contains(vs, e) {
-				vs = append(vs, e)
+		h := idhash.String(s.Node)
+		i, _ := slices.BinarySearchFunc(ow, h, func(o ownerSlot, h uint64) int { return cmp.Compare(o.h, h) })
+		for ; i < len(ow) && ow[i].h == h; i++ {
+			o := &ow[i]
+			if o.node == s.Node && r.undecidedHolder(o.e) && !slices.Contains(vs, o.e) && shareGPU(o.gpus, s.GPUs) {
+				vs = append(vs, o.e)
 			}
 		}
 	}
 	slices.SortFunc(vs, func(a, b int32) int { return cmp.Compare(r.in[a].Job, r.in[b].Job) })
 	r.victimBuf = vs
 	return vs
+}
+
+// shareGPU reports that GPU lists a and b, of one node, have a GPU in
+// common. O(len(a) + len(b)) for GPUs below 64, as on most nodes; O(len(a)
+// × len(b)) otherwise.
+func shareGPU(a, b []int) bool {
+	var mask uint64
+	for _, g := range a {
+		if g < 0 || g >= 64 {
+			for _, x := range a {
+				if slices.Contains(b, x) {
+					return true
+				}
+			}
+			return false
+		}
+		mask |= 1 << uint(g)
+	}
+	for _, g := range b {
+		if g >= 0 && g < 64 && mask&(1<<uint(g)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *round) addReason(rs Reason) int32 {

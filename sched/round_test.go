@@ -708,3 +708,30 @@ func TestCandSize(t *testing.T) {
 		t.Fatalf("candEntry is %d bytes, its doc says 48", got)
 	}
 }
+
+// shareGPU finds a common GPU of two lists of one node, on nodes of up to
+// 64 GPUs (a bit set) and larger ones (every pair).
+func TestShareGPU(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a, b []int
+		want bool
+	}{
+		{"no GPUs", nil, nil, false},
+		{"one list empty", []int{0, 1}, nil, false},
+		{"disjoint", []int{0, 2, 4}, []int{1, 3, 5}, false},
+		{"one in common", []int{0, 2, 4}, []int{5, 4}, true},
+		{"the last bit", []int{63}, []int{1, 63}, true},
+		{"beyond 64 in a", []int{64, 100}, []int{1, 100}, true},
+		{"beyond 64 in a, disjoint", []int{64, 100}, []int{1, 63, 65}, false},
+		{"beyond 64 in b only", []int{1, 2}, []int{64, 2}, true},
+		{"beyond 64 in b, disjoint", []int{1, 2}, []int{66, 3}, false},
+	} {
+		if got := shareGPU(c.a, c.b); got != c.want {
+			t.Errorf("%s: shareGPU(%v, %v) = %v, want %v", c.name, c.a, c.b, got, c.want)
+		}
+		if got := shareGPU(c.b, c.a); got != c.want {
+			t.Errorf("%s, swapped: shareGPU(%v, %v) = %v, want %v", c.name, c.b, c.a, got, c.want)
+		}
+	}
+}
