@@ -229,14 +229,17 @@ func (p *Progress) check(op string, at time.Time, to State, want states) (time.D
 	if want&(1<<s) == 0 {
 		return 0, p.fail(op, at, ErrInvalidTransition, to, "progress model")
 	}
-	if sec := at.Unix(); sec < minProgressSec || sec > maxProgressSec {
+	sec := at.Unix()
+	if sec < minProgressSec || sec > maxProgressSec {
 		return 0, p.fail(op, at, ErrInvalidValue, to, "time outside the years 1678 to 2262, which Unix nanoseconds can hold")
 	}
 	if s == Pending {
 		return 0, nil
 	}
-	o := p.off(at)
-	if (at.UnixNano() >= p.epochNs) != (o >= 0) || o > MaxSpan {
+	// at.UnixNano(), from the seconds already read
+	ns := sec*int64(time.Second) + int64(at.Nanosecond())
+	o := time.Duration(ns - p.epochNs)
+	if (ns >= p.epochNs) != (o >= 0) || o > MaxSpan {
 		return 0, p.fail(op, at, ErrInvalidValue, to, "more than %v after the first start at %v", MaxSpan, p.stamp(0))
 	}
 	if o < p.last {
@@ -253,13 +256,24 @@ func (p *Progress) stamp(o time.Duration) string {
 // inSpan reports whether d lies in [0, MaxSpan].
 func inSpan(d time.Duration) bool { return d >= 0 && d <= MaxSpan }
 
+// inSpans reports whether cfg's overheads all lie in [0, MaxSpan]; small
+// enough to be inlined, so that a renewal makes no call to check them.
+func (c SimConfig) inSpans() bool {
+	return inSpan(c.Checkpoint) && inSpan(c.ColdStart) && inSpan(c.Iteration)
+}
+
 // checkOverheads rejects a cfg with an overhead outside [0, MaxSpan]:
 // ErrConfig.
 func checkOverheads(op string, at time.Time, cfg SimConfig) error {
-	if !inSpan(cfg.Checkpoint) || !inSpan(cfg.ColdStart) || !inSpan(cfg.Iteration) {
-		return &Error{Op: op, At: at, Err: ErrConfig, Detail: fmt.Sprintf("an overhead outside [0, %v] in %+v", MaxSpan, cfg)}
+	if cfg.inSpans() {
+		return nil
 	}
-	return nil
+	return overheadsErr(op, at, cfg)
+}
+
+// overheadsErr is checkOverheads' error.
+func overheadsErr(op string, at time.Time, cfg SimConfig) error {
+	return &Error{Op: op, At: at, Err: ErrConfig, Detail: fmt.Sprintf("an overhead outside [0, %v] in %+v", MaxSpan, cfg)}
 }
 
 // hold begins a holding stretch at t whose progress starts after cold.
@@ -308,8 +322,8 @@ func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := checkOverheads("progress renew", at, cfg); err != nil {
-		return 0, err
+	if !cfg.inSpans() {
+		return 0, overheadsErr("progress renew", at, cfg)
 	}
 	if d := p.done(); o > d {
 		return 0, p.fail("progress renew", at, ErrInvalidTransition, Running, "work done at %v", p.stamp(d))
