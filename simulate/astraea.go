@@ -261,7 +261,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 	if a.opt.ReserveAfter > 0 {
 		return a.scheduleReserving(s)
 	}
-	clear(a.tenantReads)
+	wipe(a.tenantReads)
 	a.tenantReads = a.tenantReads[:0]
 	a.gainsOK = false // a new state
 	expiring, expGPUs := len(s.Expiring), 0
@@ -302,11 +302,20 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		var old []*JobState
 		if s.suspended {
 			// Each tenant's new jobs are listed apart; the suspended
-			// ones are in the lasting groups.
-			for _, fresh := range s.freshByTenant {
+			// ones are in the lasting groups. Once every group of a
+			// tenant's new jobs is full, the rest of them are left out
+			// without a look (keep would refuse each).
+			for ti, fresh := range s.freshByTenant {
+				open := a.trim.openGroups(s.freshDemands[ti])
 				for _, p := range fresh {
-					if a.trim.keep(p, false) {
+					if open == 0 {
+						break
+					}
+					if kept, full := a.trim.keepNew(p); kept {
 						add(p, false)
+						if full {
+							open--
+						}
 					}
 				}
 			}
@@ -343,7 +352,7 @@ func (a *Astraea) Schedule(s *State) (Decision, error) {
 		a.place.nodes = nil
 	}
 	res, err := a.rounds.Round(sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: &a.place}, a.opts)
-	clear(a.cands)
+	wipe(a.cands)
 	if err != nil {
 		return Decision{}, fmt.Errorf("astraea round: %w", err)
 	}
@@ -1158,9 +1167,9 @@ func (t *trimmer) selectOld(acc sched.Accounts, now time.Time) []*JobState {
 				t.reads = append(t.reads, readAccount{id: o.js.Job.ID, a: ledger.Account{Alloc: ledger.GPUSeconds(m.alloc), FairShare: ledger.GPUSeconds(m.fair), Rho: o.rho}})
 			}
 		}
-		clear(t.ranked)
+		wipe(t.ranked)
 		t.ranked = t.ranked[:0]
-		clear(t.bounded)
+		wipe(t.bounded)
 		t.bounded = t.bounded[:0]
 	}
 	return t.kept
@@ -1495,14 +1504,14 @@ func (t *trimmer) reset(free int) {
 	clear(t.lim)
 	for _, gi := range t.used {
 		t.counts[gi], t.blocked[gi] = 0, false
-		clear(t.groups[gi])
+		wipe(t.groups[gi])
 		t.groups[gi] = t.groups[gi][:0]
 	}
 	t.used = t.used[:0]
 	t.oldKeys = t.oldKeys[:0]
-	clear(t.kept)
+	wipe(t.kept)
 	t.kept = t.kept[:0]
-	clear(t.reads)
+	wipe(t.reads)
 	t.reads = t.reads[:0]
 }
 
@@ -1527,6 +1536,36 @@ func (t *trimmer) keep(js *JobState, single bool) bool {
 	}
 	t.counts[gi]++
 	return true
+}
+
+// openGroups is how many groups a tenant's new jobs of the distinct
+// demands ds (ascending) fall in this round: one per demand no larger
+// than F, and one for all the demands above it. Each can keep at least
+// one job (keep). O(len(ds)).
+func (t *trimmer) openGroups(ds []demandCount) int {
+	for i, x := range ds {
+		if x.d > t.free {
+			return i + 1
+		}
+	}
+	return len(ds)
+}
+
+// keepNew is keep for the next of a tenant's new jobs in submission
+// order, js, which also reports whether js's group is full once js is
+// kept: it keeps no other job this round (keep refuses every later one).
+// Each group of the tenant's new jobs fills so once at most, so a round
+// that has seen as many full groups as openGroups counts can leave the
+// tenant's other new jobs out unseen.
+func (t *trimmer) keepNew(js *JobState) (kept, full bool) {
+	if !t.keep(js, false) {
+		return false, false
+	}
+	d := js.Job.GPUs
+	if d > t.free {
+		return true, true // the tenant's first impossible job: blocked
+	}
+	return true, int(t.counts[js.trim.gi]) >= t.limit(d)+1
 }
 
 // renewsWhenIdle reports whether the policy, called at a tick at which

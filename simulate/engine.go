@@ -201,7 +201,8 @@ type engine struct {
 	tenants  []string // sorted tenant names
 	// pending jobs by tenant (index in tenants)
 	pendingByTenant [][]demandCount
-	freshByTenant   [][]*JobState // pending jobs that never ran, by tenant
+	freshByTenant   [][]*JobState   // pending jobs that never ran, by tenant
+	freshDemands    [][]demandCount // the distinct demands of freshByTenant[i]
 
 	// scratch space of apply, reused across ticks
 	stamp  uint64 // decision counter; a job's marks equal it when named
@@ -289,6 +290,7 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
 	e.pendingByTenant = make([][]demandCount, len(e.tenants))
 	e.freshByTenant = make([][]*JobState, len(e.tenants))
+	e.freshDemands = make([][]demandCount, len(e.tenants))
 	var sum float64
 	for _, t := range e.tenants {
 		sum += cfg.Quotas[t]
@@ -817,6 +819,18 @@ func roomFor[T any](s []T, n int) []T {
 	return t
 }
 
+// wipe zeroes the elements of s one by one, for the short lists of the
+// engine's and the policy's scratch (a few jobs or accounts): clear, and a
+// range loop that zeroes each element, which the compiler turns into the
+// same, call the runtime, some 100 instructions however short s is, where
+// storing a few zeros costs a few.
+func wipe[T any](s []T) {
+	var z T
+	for i := 0; i < len(s); i++ {
+		s[i] = z
+	}
+}
+
 // stopHolding ends the job's GPU holding now (checkpoint written, or finish).
 func (e *engine) stopHolding(j *job) error {
 	if err := e.ledgerDo("stop", j, e.now, func(l *ledger.Ledger) error { return l.Stop(e.nowAt, j.id) }); err != nil {
@@ -1082,6 +1096,7 @@ func (e *engine) check() error {
 	// shortcuts read, are those of the pending list.
 	demands := make([][]demandCount, len(e.tenants))
 	fresh := make([][]*JobState, len(e.tenants))
+	freshDemands := make([][]demandCount, len(e.tenants))
 	pending := e.pending.states
 	if e.pending.loose {
 		pending = slices.SortedFunc(slices.Values(pending), compareJobs)
@@ -1093,11 +1108,15 @@ func (e *engine) check() error {
 		demands[s.tenant] = countDemand(demands[s.tenant], s.Job.GPUs, +1)
 		if !s.Ran {
 			fresh[s.tenant] = append(fresh[s.tenant], s)
+			freshDemands[s.tenant] = countDemand(freshDemands[s.tenant], s.Job.GPUs, +1)
 		}
 	}
 	for i, t := range e.tenants {
 		if !slices.Equal(demands[i], e.pendingByTenant[i]) || !slices.Equal(fresh[i], e.freshByTenant[i]) {
 			return fmt.Errorf("%w: tenant %s has waiting demands %v and never-run jobs %d, the engine counts %v and %d", ErrInvariant, t, demands[i], len(fresh[i]), e.pendingByTenant[i], len(e.freshByTenant[i]))
+		}
+		if !slices.Equal(freshDemands[i], e.freshDemands[i]) {
+			return fmt.Errorf("%w: tenant %s has never-run jobs of demands %v, the engine counts %v", ErrInvariant, t, freshDemands[i], e.freshDemands[i])
 		}
 	}
 	return nil

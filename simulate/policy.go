@@ -103,8 +103,10 @@ type State struct {
 	tenants         []string
 	pendingByTenant [][]demandCount
 	// freshByTenant[i] are the pending jobs of tenants[i] that never ran,
-	// sorted by (Submit, ID).
+	// sorted by (Submit, ID); freshDemands[i] lists their distinct
+	// demands, ascending.
 	freshByTenant [][]*JobState
+	freshDemands  [][]demandCount
 }
 
 // demandCount is how many pending jobs of a tenant ask for d GPUs.

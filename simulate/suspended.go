@@ -208,7 +208,7 @@ func (t *trimmer) selectSuspended(acc sched.Accounts, now time.Time) []*JobState
 	for _, b := range over {
 		t.keepRead(b.o)
 	}
-	clear(over)
+	wipe(over)
 	t.over = over[:0]
 	return t.kept
 }
@@ -240,9 +240,9 @@ func (t *trimmer) keepRead(o oldJob) {
 
 // clearRanked empties firstOld's scratch.
 func (t *trimmer) clearRanked() {
-	clear(t.ranked)
+	wipe(t.ranked)
 	t.ranked = t.ranked[:0]
-	clear(t.bounded)
+	wipe(t.bounded)
 	t.bounded = t.bounded[:0]
 }
 

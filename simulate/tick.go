@@ -27,7 +27,7 @@ func (e *engine) tick(t time.Duration) error {
 		e.addPending(j)
 	}
 	if len(e.arrived) > 0 { // else nothing to forget
-		clear(e.arrived)
+		wipe(e.arrived)
 		e.arrived = e.arrived[:0]
 	}
 	e.collectExpired()
@@ -109,6 +109,7 @@ func (e *engine) fillState() *State {
 		tenants:         e.tenants,
 		pendingByTenant: e.pendingByTenant,
 		freshByTenant:   e.freshByTenant,
+		freshDemands:    e.freshDemands,
 	}
 	return &e.state
 }
@@ -143,14 +144,12 @@ func (e *engine) clearExpired() {
 		return // no lease ended: nothing to forget
 	}
 	// A tick has a few: a loop costs less than clear's call.
-	for i, j := range e.expired {
+	for _, j := range e.expired {
 		j.listed = false
-		e.expired[i] = nil
 	}
+	wipe(e.expired)
 	e.expired = e.expired[:0]
-	for i := range e.expState {
-		e.expState[i] = nil
-	}
+	wipe(e.expState)
 	e.expState = e.expState[:0]
 }
 
@@ -170,8 +169,8 @@ func (e *engine) apply(d Decision) error {
 	err := e.applyDecision(d)
 	// Forget the decision's jobs and plan (a deferred call would cost more:
 	// applyDecision has too many returns for an inlined one).
-	clear(e.preemptJobs)
-	clear(e.grantJobs)
+	wipe(e.preemptJobs)
+	wipe(e.grantJobs)
 	e.preemptJobs, e.grantJobs = e.preemptJobs[:0], e.grantJobs[:0]
 	e.planReleased, e.planAllocated = false, false
 	return err
@@ -246,7 +245,7 @@ func (e *engine) applyDecision(d Decision) error {
 			return err
 		}
 	}
-	clear(lapsed)
+	wipe(lapsed)
 	e.lapsed = lapsed[:0]
 	for i, g := range d.Grants {
 		if g.Renew {
@@ -466,6 +465,7 @@ func (e *engine) addPending(j *job) {
 	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, +1)
 	if !j.st.Ran {
 		e.freshByTenant[j.st.tenant] = insertSorted(e.freshByTenant[j.st.tenant], &j.st)
+		e.freshDemands[j.st.tenant] = countDemand(e.freshDemands[j.st.tenant], j.st.Job.GPUs, +1)
 	}
 	d := j.st.Job.GPUs
 	if d >= len(e.demandCount) {
@@ -486,6 +486,7 @@ func (e *engine) removePending(j *job) {
 	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, -1)
 	if !j.st.Ran {
 		e.freshByTenant[j.st.tenant] = removeSorted(e.freshByTenant[j.st.tenant], &j.st)
+		e.freshDemands[j.st.tenant] = countDemand(e.freshDemands[j.st.tenant], j.st.Job.GPUs, -1)
 	}
 	d := j.st.Job.GPUs
 	e.demandCount[d]--
