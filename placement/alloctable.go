@@ -86,11 +86,21 @@ func (t *allocTable) at(i uint64) allocEntry {
 }
 
 // set makes e slot i, copying its page and leaf first unless tok owns them.
+// When tok owns both, as it does all of a table it has grown and most of
+// one it has written since a clone, only the slot is written: the page's
+// pointers, which a copy would change, are left alone (each write of a
+// pointer costs a write-barrier check and dirties the page's cache line).
 func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
 	pi := i >> (leafBits + pageBits)
+	li := (i >> leafBits) & leafMask
+	if p := t.pages[pi]; p.owner == tok && p.owners[li] == tok {
+		if l := p.leaves[li]; l != nil {
+			l[i&slotMask] = e
+			return
+		}
+	}
 	p := t.pages[pi].mut(tok)
 	t.pages[pi] = p
-	li := (i >> leafBits) & leafMask
 	l := p.leaves[li]
 	switch {
 	case l == nil:
