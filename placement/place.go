@@ -123,36 +123,39 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 }
 
 // onePlacement returns the placement of demand GPUs on the node of key b,
-// its lowest free ones: for up to 8 GPUs in one allocation that holds the
-// slot and the GPU indices (48, 80 or 112 bytes, for 1, up to 4 and up to 8
-// GPUs), instead of one for each.
+// its lowest free ones, in one allocation for up to 8 GPUs (see newSlot).
 func (c *Cluster) onePlacement(b key, demand int) Placement {
-	var slot *[1]Slot
-	var gpus []int
+	slot, gpus := newSlot(demand)
+	slot[0] = Slot{Node: b.id, GPUs: c.recs.at(b.ord).appendLowestFree(gpus, demand)}
+	return Placement{Slots: slot[:]}
+}
+
+// newSlot returns the slot of a one-node placement of demand GPUs and an
+// empty slice with room for their indices: for up to 8 GPUs both in one
+// allocation (48, 80 or 112 bytes, for 1, up to 4 and up to 8 GPUs),
+// instead of one for each.
+func newSlot(demand int) (*[1]Slot, []int) {
 	switch {
 	case demand == 1:
 		q := new(struct {
 			slot [1]Slot
 			gpus [1]int
 		})
-		slot, gpus = &q.slot, q.gpus[:0:1]
+		return &q.slot, q.gpus[:0:1]
 	case demand <= 4:
 		q := new(struct {
 			slot [1]Slot
 			gpus [4]int
 		})
-		slot, gpus = &q.slot, q.gpus[:0:demand]
+		return &q.slot, q.gpus[:0:demand]
 	case demand <= 8:
 		q := new(struct {
 			slot [1]Slot
 			gpus [8]int
 		})
-		slot, gpus = &q.slot, q.gpus[:0:demand]
-	default:
-		slot, gpus = new([1]Slot), make([]int, 0, demand)
+		return &q.slot, q.gpus[:0:demand]
 	}
-	slot[0] = Slot{Node: b.id, GPUs: c.recs.at(b.ord).appendLowestFree(gpus, demand)}
-	return Placement{Slots: slot[:]}
+	return new([1]Slot), make([]int, 0, demand)
 }
 
 // pick chooses the nodes of p, a plan on several nodes, for demand: the
@@ -619,18 +622,22 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (p Placement, ok bool, e
 		}
 		return Placement{}, false, nil
 	}
-	n := c.recs.at(best.ord)
 	if mask == 0 {
-		return Placement{Slots: []Slot{{Node: n.id, GPUs: n.lowestFree(demand)}}}, true, nil
+		return c.onePlacement(best, demand), true, nil
 	}
-	held := n.lo &^ mask
-	gpus := make([]int, 0, demand)
-	for i := 0; i < n.gpus && len(gpus) < demand; i++ {
-		if held&(1<<uint(i)) == 0 {
-			gpus = append(gpus, i)
-		}
+	// The lowest GPUs free in the view: free now or freed by the look (the
+	// node has at most 64).
+	n := c.recs.at(best.ord)
+	bitsFree := ^(n.lo &^ mask)
+	if n.gpus < 64 {
+		bitsFree &= 1<<uint(n.gpus) - 1
 	}
-	return Placement{Slots: []Slot{{Node: n.id, GPUs: gpus}}}, true, nil
+	slot, gpus := newSlot(demand)
+	for ; len(gpus) < demand && bitsFree != 0; bitsFree &= bitsFree - 1 {
+		gpus = append(gpus, bits.TrailingZeros64(bitsFree))
+	}
+	slot[0] = Slot{Node: n.id, GPUs: gpus}
+	return Placement{Slots: slot[:]}, true, nil
 }
 
 // slotOrd returns the ordinal of the node of slot k of r, a stored
