@@ -547,10 +547,21 @@ func (v freeView) fitsAny(ds []demandCount, node int) bool {
 // tenant's credit is released (every one when released is nil); the
 // credits are renewsFirst's, a.creditOf[k] that of s.Expiring[k].
 func (a *Astraea) freeView(s *State, credits []tenantCredit, released func(*tenantCredit) bool) freeView {
+	n := len(credits) // the credits released
+	if released != nil {
+		n = 0
+		for i := range credits {
+			if released(&credits[i]) {
+				n++
+			}
+		}
+	}
 	var gains []nodeGain
-	if released == nil {
+	switch n {
+	case 0: // no expiring job lets go: the free GPUs alone
+	case len(credits): // every one: the gains of the round, computed once
 		gains = a.nodeGains(s)
-	} else {
+	default:
 		gains = a.viewGains[:0]
 		for k, r := range s.Expiring {
 			if !released(&credits[a.creditOf[k]]) {

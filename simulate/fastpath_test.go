@@ -118,6 +118,58 @@ func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 	})
 }
 
+// TestPropertyFreeViewCountsTheReleasedJobs: renewsFirst's view of the
+// cluster with the expiring jobs of some tenants let go (none, all, or
+// some, which freeView computes three ways) has the free GPUs, and the
+// largest free node, that the nodes' free counts plus those jobs' GPUs
+// give.
+func TestPropertyFreeViewCountsTheReleasedJobs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nodes := drawNodes(t)
+		c, err := placement.NewCluster(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &State{Cluster: c, nodes: newNodeFree(nodes)}
+		drawRunning(t, s)
+		var a Astraea
+		tenants := rapid.IntRange(1, 3).Draw(t, "tenants")
+		for _, r := range s.Expiring {
+			r.tenant = int32(rapid.IntRange(0, tenants-1).Draw(t, "tenant"))
+			i := slices.IndexFunc(a.credits, func(c tenantCredit) bool { return c.tenant == r.tenant })
+			if i < 0 {
+				i = len(a.credits)
+				a.credits = append(a.credits, tenantCredit{tenant: r.tenant})
+			}
+			a.creditOf = append(a.creditOf, int32(i))
+		}
+		let := make([]bool, tenants)
+		for i := range let {
+			let[i] = rapid.Bool().Draw(t, "released")
+		}
+		got := a.freeView(s, a.credits, func(c *tenantCredit) bool { return let[c.tenant] })
+		free := map[string]int{}
+		for n := range c.Nodes() {
+			free[n.ID] = n.Free
+		}
+		want := freeView{total: c.Free()}
+		for _, r := range s.Expiring {
+			if let[r.tenant] {
+				for _, sl := range r.Placement.Slots {
+					free[sl.Node] += len(sl.GPUs)
+					want.total += len(sl.GPUs)
+				}
+			}
+		}
+		for _, f := range free {
+			want.largest = max(want.largest, f)
+		}
+		if got != want {
+			t.Fatalf("freeView = %+v, want %+v (released %v)", got, want, let)
+		}
+	})
+}
+
 // TestPropertyBoundedSelectionIsExact runs crowded random workloads, where
 // many suspended jobs of one tenant and demand wait for a few GPUs through
 // many short leases (so the trimmer keeps few of a large group and bounds
