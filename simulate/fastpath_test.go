@@ -58,6 +58,18 @@ func drawRunning(t *rapid.T, s *State) []string {
 	return ids
 }
 
+// drawCountedState draws a consolidated cluster of mixed node sizes with
+// the engine's free counts and a few running jobs on it (see drawRunning).
+func drawCountedState(t *rapid.T) (*State, []string) {
+	nodes := drawNodes(t)
+	c, err := placement.NewCluster(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &State{Cluster: c, nodes: newNodeFree(nodes)}
+	return s, drawRunning(t, s)
+}
+
 // TestPropertyFitsReleasedMatchesRelease: the optimistic look that reads
 // node counts answers exactly as releasing the expiring jobs and asking the
 // cluster, on clusters of mixed node sizes, consolidated or not, and leaves
@@ -125,13 +137,8 @@ func TestPropertyFitsReleasedMatchesRelease(t *testing.T) {
 // give.
 func TestPropertyFreeViewCountsTheReleasedJobs(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		nodes := drawNodes(t)
-		c, err := placement.NewCluster(nodes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &State{Cluster: c, nodes: newNodeFree(nodes)}
-		drawRunning(t, s)
+		s, _ := drawCountedState(t)
+		c := s.Cluster
 		var a Astraea
 		tenants := rapid.IntRange(1, 3).Draw(t, "tenants")
 		for _, r := range s.Expiring {
@@ -250,13 +257,8 @@ func TestPropertyRunIgnoresGrantOrder(t *testing.T) {
 // no-fit error), after the round has allocated and released through it.
 func TestPropertyInPlaceAnswersAsTheCluster(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		nodes := drawNodes(t)
-		c, err := placement.NewCluster(nodes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &State{Cluster: c, nodes: newNodeFree(nodes)}
-		ids := drawRunning(t, s)
+		s, ids := drawCountedState(t)
+		c := s.Cluster
 		var p inPlace
 		p.reset(s)
 		// The round's own moves: some jobs released, some placed.
