@@ -674,7 +674,10 @@ func (c *Cluster) markAll(r *allocRec, held bool) {
 // ordinal is ord, updates the counts and reindexes the node. The caller has
 // validated s.
 func (c *Cluster) markSlot(ord int, s Slot, held bool) {
-	n := c.mutNode(ord)
+	n := c.recs.at(ord)
+	if n.owner != c.tok {
+		n = c.mutNode(ord)
+	}
 	old := n.snapshot()
 	for _, g := range s.GPUs {
 		n.mark(g, held)
