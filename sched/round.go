@@ -287,6 +287,11 @@ func (r *round) keep() {
 	}
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
+	if r.ownersBuilt {
+		clear(r.owners) // the callers' node ids and GPU lists
+		r.owners = r.owners[:0]
+		r.ownersBuilt = false
+	}
 }
 
 // init prepares the round for in, reusing the buffers of earlier rounds.
@@ -322,11 +327,6 @@ func (r *round) init(in Input, opts Options) error {
 	r.reasons = r.reasons[:0]
 	clear(r.preempts)
 	r.preempts = r.preempts[:0]
-	if r.ownersBuilt {
-		clear(r.owners) // hold no caller's placement past the round
-		r.owners = r.owners[:0]
-		r.ownersBuilt = false
-	}
 	r.changed()
 	r.accounts, r.reward = in.Accounts, opts.Reward
 	r.batch, _ = in.Accounts.(JobAccountsAppender)

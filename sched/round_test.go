@@ -735,3 +735,24 @@ func TestShareGPU(t *testing.T) {
 		}
 	}
 }
+
+// A Rounder whose round looked for room among the expiring jobs (the
+// optimistic look, which indexes their slots) keeps none of their node ids
+// and GPU lists after the round.
+func TestRounderKeepsNoOwnerSlots(t *testing.T) {
+	var x Rounder
+	cl, in := smallRound(t)
+	res, err := x.Round(in, Options{Reward: NewJobFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.r.ownersBuilt && len(x.r.owners) == 0 && cap(x.r.owners) == 0 {
+		t.Fatal("the round made no optimistic look: the test shows nothing")
+	}
+	if err := undoSmall(cl, res); err != nil {
+		t.Fatal(err)
+	}
+	if x.r.ownersBuilt || slices.ContainsFunc(x.r.owners[:cap(x.r.owners)], func(o ownerSlot) bool { return o.node != "" || o.gpus != nil }) {
+		t.Fatalf("the Rounder keeps %+v", x.r.owners[:cap(x.r.owners)])
+	}
+}
