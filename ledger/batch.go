@@ -53,7 +53,8 @@ func (l *Ledger) setRunningAll(op string, at time.Time, ids []JobID, on bool) er
 		l.jobs.getBatch(chunk, part[:], hs[:])
 		touchForEvent(part[:len(chunk)])
 		for i, j := range part[:len(chunk)] {
-			if err := l.canSwitch(op, at, t, chunk[i], j, from); err != nil {
+			if j == nil || j.state != from || l.forgottenAt(j, t) {
+				err := l.switchRejection(op, at, t, chunk[i], j, from) // before the states go back
 				for _, x := range js {
 					x.state = from
 				}
@@ -70,21 +71,14 @@ func (l *Ledger) setRunningAll(op string, at time.Time, ids []JobID, on bool) er
 	return nil
 }
 
-// canSwitch returns the error Start (from pending) or Stop (from running)
-// would return for job id, whose record is j (nil if unknown), at t.
-func (l *Ledger) canSwitch(op string, at time.Time, t int64, id JobID, j *job, from jobState) error {
-	switch {
-	case j == nil || l.forgottenAt(j, t):
-		return &Error{Op: op, Job: id, At: at, Err: ErrUnknownJob}
-	case j.state == finished:
-		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition,
-			Detail: "job finished (" + j.final.String() + ")"}
-	case j.state == from:
-		return nil
-	case from == running:
-		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "not running"}
+// switchRejection returns the error Start (from pending) or Stop (from
+// running) returns for job id, whose record is j (nil if unknown), at t,
+// when it is not an active job in state from.
+func (l *Ledger) switchRejection(op string, at time.Time, t int64, id JobID, j *job, from jobState) error {
+	if err := l.checkActive(op, at, t, id, j); err != nil {
+		return err
 	}
-	return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "already running"}
+	return switchErr(op, at, id, j, from)
 }
 
 // touchForEvent reads, for a batch of records at once, a word of what a

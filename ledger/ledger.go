@@ -572,14 +572,37 @@ func (l *Ledger) activeJob(op string, at time.Time, id JobID) (int64, *job, erro
 		return 0, nil, err
 	}
 	j := l.jobs.get(id)
-	if j == nil || l.forgottenAt(j, t) {
-		return 0, nil, &Error{Op: op, Job: id, At: at, Err: ErrUnknownJob}
-	}
-	if j.state == finished {
-		return 0, nil, &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition,
-			Detail: "job finished (" + j.final.String() + ")"}
+	if j == nil || j.state == finished || l.forgottenAt(j, t) {
+		return 0, nil, l.checkActive(op, at, t, id, j)
 	}
 	return t, j, nil
+}
+
+// checkActive returns the error of an event on job id, whose record is j
+// (nil if unknown), at t unless the job is active then: unknown (or
+// forgotten), or finished. The events test the cheap conditions inline and
+// call it for the error, so that their common path makes no call.
+func (l *Ledger) checkActive(op string, at time.Time, t int64, id JobID, j *job) error {
+	switch {
+	case j == nil || l.forgottenAt(j, t):
+		return &Error{Op: op, Job: id, At: at, Err: ErrUnknownJob}
+	case j.state == finished:
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition,
+			Detail: "job finished (" + j.final.String() + ")"}
+	}
+	return nil
+}
+
+// switchErr returns the error of a Start (from pending) or Stop (from
+// running) of active job id, whose record is j, unless it is in state from.
+func switchErr(op string, at time.Time, id JobID, j *job, from jobState) error {
+	switch {
+	case j.state == from:
+		return nil
+	case from == running:
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "not running"}
+	}
+	return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "already running"}
 }
 
 // SetJobWeight changes an active job's weight inside its tenant from at on.
@@ -615,8 +638,8 @@ func (l *Ledger) Start(at time.Time, id JobID) error {
 	if err != nil {
 		return err
 	}
-	if j.state == running {
-		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "already running"}
+	if j.state != pending {
+		return switchErr(op, at, id, j, pending)
 	}
 	l.advanceTo(t)
 	l.setRunning(j, t, true)
@@ -633,7 +656,7 @@ func (l *Ledger) Stop(at time.Time, id JobID) error {
 		return err
 	}
 	if j.state != running {
-		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidTransition, Detail: "not running"}
+		return switchErr(op, at, id, j, running)
 	}
 	l.advanceTo(t)
 	l.setRunning(j, t, false)
