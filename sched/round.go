@@ -135,7 +135,7 @@ type round struct {
 	expHeld int                // GPUs held by running candidates not yet decided
 	// GPUs granted so far (new and renewed), for growGrants' estimate
 	grantedGPUs int
-	owners      []ownerSlot // the running candidates' slots, sorted by h, once optimisticPlace needs them
+	owners      []ownerSlot // the running candidates' slots, sorted by h, once optimisticPlace needs them; empty until then
 	// The demands that failed in the current state, with the index (1 +)
 	// of their reason in reasons: below 64 GPUs in a bit set and an array,
 	// larger ones in a map.
@@ -148,19 +148,18 @@ type round struct {
 	res       Result
 
 	// buffers kept by a Rounder across rounds
-	ownersBuilt bool
-	ids         idSet
-	tenantIDs   tenantSet
-	counts      []int32
-	heaps       []candEntry
-	grants      []Grant
-	waiting     []Wait
-	released    []Release
-	tenantRes   []TenantResult
-	preempts    []ledger.JobID // the grants' Preempts
-	victimBuf   []int32        // victims' answer, valid until its next call
-	batchIDs    []ledger.JobID // a tenant's job ids for batch (cleared after use)
-	batchAccts  []ledger.Account
+	ids        idSet
+	tenantIDs  tenantSet
+	counts     []int32
+	heaps      []candEntry
+	grants     []Grant
+	waiting    []Wait
+	released   []Release
+	tenantRes  []TenantResult
+	preempts   []ledger.JobID // the grants' Preempts
+	victimBuf  []int32        // victims' answer, valid until its next call
+	batchIDs   []ledger.JobID // a tenant's job ids for batch (cleared after use)
+	batchAccts []ledger.Account
 }
 
 // Rounder runs rounds like [Round] but keeps its working memory from one
@@ -287,11 +286,8 @@ func (r *round) keep() {
 	}
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
-	if r.ownersBuilt {
-		clear(r.owners) // the callers' node ids and GPU lists
-		r.owners = r.owners[:0]
-		r.ownersBuilt = false
-	}
+	clear(r.owners) // the callers' node ids and GPU lists
+	r.owners = r.owners[:0]
 }
 
 // init prepares the round for in, reusing the buffers of earlier rounds.
@@ -1097,8 +1093,7 @@ func asNoFit(err error) *placement.NoFitError {
 // optimisticPlace places d GPUs as if every undecided expiring job were
 // released.
 func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
-	if !r.ownersBuilt {
-		r.ownersBuilt = true
+	if len(r.owners) == 0 { // not built yet: every running candidate has a slot
 		ow := r.owners[:0]
 		for _, e := range r.running {
 			for _, s := range r.in[e].Placement.Slots {
