@@ -372,16 +372,23 @@ const recBatch = 16
 // A clone starts without a batch, so no two clusters carve from the same
 // array.
 func (c *Cluster) newAssignRec() *assignRec {
-	if len(c.recs1) == 0 {
-		if c.burst <= 1 {
-			c.burst = 0
-			return new(assignRec)
-		}
-		c.recs1 = make([]assignRec, min(c.burst, recBatch))
+	if len(c.recs1) == 0 && c.burst <= 1 {
+		c.burst = 0
+		return new(assignRec)
 	}
-	r := &c.recs1[0]
-	c.recs1 = c.recs1[1:]
 	c.burst--
+	return carve(&c.recs1, min(c.burst+1, recBatch))
+}
+
+// carve returns the first element of *batch and drops it from the batch,
+// which it first refills with a new array of n zero elements if it is
+// empty: the records of many allocations in one allocation.
+func carve[T any](batch *[]T, n int) *T {
+	if len(*batch) == 0 {
+		*batch = make([]T, n)
+	}
+	r := &(*batch)[0]
+	*batch = (*batch)[1:]
 	return r
 }
 
@@ -422,11 +429,7 @@ const slotBatch = 4
 func (c *Cluster) newAllocRec(id string, p Placement, ord int) *allocRec {
 	if len(p.Slots) == 1 {
 		s := p.Slots[0]
-		if len(c.slotRecs) == 0 {
-			c.slotRecs = make([]slotRec, slotBatch)
-		}
-		r := &c.slotRecs[0]
-		c.slotRecs = c.slotRecs[1:]
+		r := carve(&c.slotRecs, slotBatch)
 		r.id, r.ord = id, int32(ord)
 		gpus := r.gpus[:0]
 		if len(s.GPUs) > len(r.gpus) {
