@@ -82,7 +82,8 @@ type cand struct {
 
 type tenantRec struct {
 	st      TenantState
-	heap    []candEntry
+	heap    []candEntry // built by prepare
+	end     int32       // where the tenant's candidates end in byTenant, after the previous tenant's
 	out     bool
 	ready   bool  // job accounts read, rewards computed, heap built
 	blocked int32 // the pick that did not fit in the fair stage, or -1
@@ -151,7 +152,9 @@ type round struct {
 	ids        idSet
 	tenantIDs  tenantSet
 	counts     []int32
-	heaps      []candEntry
+	heaps      []candEntry // the tenants' heaps, r.heapsUsed of them taken by prepare
+	heapsUsed  int
+	byTenant   []int32 // the candidates' indices, grouped by tenant (see tenantRec.end)
 	grants     []Grant
 	waiting    []Wait
 	released   []Release
@@ -180,6 +183,8 @@ func (x *Rounder) Round(in Input, opts Options) (Result, error) {
 	}
 	if err := r.run(); err != nil {
 		r.undo()
+		clear(r.res.Grants) // the caller never sees them
+		r.res.Grants = r.res.Grants[:0]
 		r.keep()
 		return Result{}, err
 	}
@@ -254,9 +259,7 @@ func Round(in Input, opts Options) (Result, error) {
 // keep stores the result's slices for the next round and drops every
 // reference to the caller's data.
 func (r *round) keep() {
-	if cap(r.res.Grants) > cap(r.grants) {
-		r.grants = r.res.Grants
-	}
+	r.keepGrants()
 	if cap(r.res.Waiting) > cap(r.waiting) {
 		r.waiting = r.res.Waiting
 	}
@@ -272,22 +275,31 @@ func (r *round) keep() {
 	r.tt.tenants, r.tt.order = nil, nil
 	r.p, r.a, r.cloner, r.ccl, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil, nil
 	r.in = nil
-	// The entries prepare filled hold job ids: in a small round clear
-	// them all at once, in a large one those of the tenants prepared. (A
-	// round that init rejected may not have sized the heaps yet.)
-	if n := len(r.cands); n <= 4096 {
-		clear(r.heaps[:min(n, len(r.heaps))])
-	} else {
-		for ti := range r.tenants {
-			if t := &r.tenants[ti]; t.ready {
-				clear(t.heap[:cap(t.heap)])
-			}
-		}
-	}
+	// The entries prepare filled hold job ids.
+	clear(r.heaps[:r.heapsUsed])
+	r.heapsUsed = 0
 	r.ids.names = nil
 	clear(r.tenantIDs.ids)
 	clear(r.owners) // the callers' node ids and GPU lists
 	r.owners = r.owners[:0]
+}
+
+// keepGrants keeps the array of the round's grants for the next round,
+// keeping zero every entry past its length: grant writes every field of an
+// entry, so a round starts on the array without clearing the last round's
+// grants (megabytes, in a round of tens of thousands), and at its end clears
+// only those of the last round's that it did not overwrite.
+func (r *round) keepGrants() {
+	g := r.res.Grants
+	switch {
+	case cap(g) > 0 && cap(g) == cap(r.grants) && &g[:1][0] == &r.grants[:1][0]:
+		if n := len(r.grants); len(g) < n {
+			clear(g[len(g):n])
+		}
+		r.grants = g
+	case cap(g) > cap(r.grants): // a larger array, zero past len(g)
+		r.grants = g
+	}
 }
 
 // init prepares the round for in, reusing the buffers of earlier rounds.
@@ -439,15 +451,15 @@ func (r *round) init(in Input, opts Options) error {
 		ar.ReserveAllocations(int(float64(pending) * min(1, room/pendingGPUs)))
 	}
 
-	// One backing array for all candidate heaps, partitioned by tenant; a
-	// heap never grows beyond its own candidates, so the parts never overlap.
-	// The entries are written through a cursor per tenant (counts, turned
-	// into the parts' ends), not appended to the tenants' slices, whose
-	// headers would be stored, through the write barrier, once per
-	// candidate.
+	// The candidates' indices, grouped by tenant in one array: four bytes
+	// a candidate, where the heap entries prepare builds from them take
+	// forty-eight, and only for the tenants that the round reaches. They
+	// are written through a cursor per tenant (counts, turned into the
+	// parts' ends), not appended to the tenants' slices, whose headers
+	// would be stored, through the write barrier, once per candidate.
 	r.counts = counts
-	r.heaps = resize(r.heaps, n)
-	all := r.heaps
+	r.byTenant = resize(r.byTenant, n)
+	all := r.byTenant
 	off := int32(0)
 	for ti, k := range counts {
 		counts[ti] = off
@@ -455,14 +467,16 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	for i := range r.cands {
 		ti := r.cands[i].tenant
-		all[counts[ti]] = candEntry{ci: int32(i)}
+		all[counts[ti]] = int32(i)
 		counts[ti]++
 	}
-	off = 0
 	for ti, end := range counts {
-		r.tenants[ti].heap = all[off:end:end]
-		off = end
+		r.tenants[ti].end = end
 	}
+	// One backing array for all heaps, a part taken by each tenant
+	// prepared; a heap never grows beyond its own candidates, so the parts
+	// never overlap.
+	r.heaps = resize(r.heaps, n)
 	tie := opts.TieBreak
 	if tie == nil {
 		tie = BySubmit
@@ -474,8 +488,7 @@ func (r *round) init(in Input, opts Options) error {
 			r.grants = make([]Grant, 0, g)
 		}
 	}
-	clear(r.grants)
-	r.res.Grants = r.grants[:0]
+	r.res.Grants = r.grants[:0] // zero past len(r.grants), see keepGrants
 	return nil
 }
 
@@ -520,13 +533,24 @@ func (r *round) prepare(ti int32) error {
 	// would wait for each candidate, its id's bytes and its cand (whose
 	// hash the heap entry takes) in turn: first touch them all in a loop
 	// of independent loads, whose cache misses overlap.
+	var cands []int32 // the tenant's, in input order
+	if ti > 0 {
+		cands = r.byTenant[r.tenants[ti-1].end:t.end]
+	} else {
+		cands = r.byTenant[:t.end]
+	}
+	k := r.heapsUsed + len(cands)
+	heap := r.heaps[r.heapsUsed:k:k]
+	r.heapsUsed = k
 	var touch byte
-	for _, e := range t.heap {
-		if j := r.in[e.ci].Job; len(j) > 0 {
-			touch ^= j[0] ^ byte(r.cands[e.ci].h)
+	for i, ci := range cands {
+		heap[i].ci = ci
+		if j := r.in[ci].Job; len(j) > 0 {
+			touch ^= j[0] ^ byte(r.cands[ci].h)
 		}
 	}
 	r.touched ^= touch
+	t.heap = heap
 	accts, err := r.jobAccounts(t.heap)
 	if err != nil {
 		return err
@@ -781,7 +805,10 @@ func (r *round) run() error {
 		return err
 	}
 	if !r.full && !r.opts.NoBackfill {
-		r.tt.reset(r.tenants, r.opts.TenantOrder, func(ti int) bool { return len(r.tenants[ti].heap) > 0 })
+		r.tt.reset(r.tenants, r.opts.TenantOrder, func(ti int) bool {
+			t := &r.tenants[ti]
+			return !t.ready || len(t.heap) > 0
+		})
 		if err := r.stage(Backfill); err != nil {
 			return err
 		}
@@ -1323,7 +1350,7 @@ func (r *round) finish() error {
 		}
 	}
 	if len(r.res.Grants) == 0 {
-		r.grants = r.res.Grants
+		r.keepGrants()
 		r.res.Grants = nil
 	}
 	waiting := len(r.cands) - len(r.res.Grants)

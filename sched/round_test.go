@@ -756,3 +756,55 @@ func TestRounderKeepsNoOwnerSlots(t *testing.T) {
 		t.Fatalf("the Rounder keeps %+v", x.r.owners[:cap(x.r.owners)])
 	}
 }
+
+// A Rounder reuses its array of grants without clearing it first, and its
+// heap entries come from one array taken in parts: after each round,
+// accepted or failed, no entry past the round's grants and no heap entry
+// holds anything, even when the round made fewer grants than the one
+// before.
+func TestRounderKeepsNoStaleGrantsOrEntries(t *testing.T) {
+	var x Rounder
+	round := func(jobs int, gpus int, unknown bool) (Result, error) {
+		cl := cluster(t, 4, 8)
+		acc := newAccounts()
+		acc.tenant("A", 100, 1000, 8)
+		acc.tenant("B", 200, 1000, 8)
+		var cands []Candidate
+		for i := range jobs {
+			id := ledger.JobID(fmt.Sprintf("j%02d", i))
+			if !unknown || i != jobs-1 {
+				acc.job(id, ledger.Rho(float64(i)/10))
+			}
+			cands = append(cands, Candidate{Job: id, Tenant: ledger.TenantID("AB"[i%2 : i%2+1]), Demand: ledger.GPUs(gpus), Submit: t0})
+		}
+		return x.Round(Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: cl}, Options{})
+	}
+	stale := func(what string, n int) {
+		t.Helper()
+		if gs := x.r.grants[n:cap(x.r.grants)]; slices.ContainsFunc(gs, func(g Grant) bool { return !reflect.ValueOf(g).IsZero() }) {
+			t.Fatalf("%s: the Rounder keeps grants past the %d made: %+v", what, n, gs)
+		}
+		if es := x.r.heaps[:cap(x.r.heaps)]; slices.ContainsFunc(es, func(e candEntry) bool { return e != candEntry{} }) {
+			t.Fatalf("%s: the Rounder keeps heap entries %+v", what, es)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		jobs    int
+		gpus    int
+		unknown bool
+		grants  int
+	}{
+		{"thirty-two grants", 40, 1, false, 32},
+		{"four grants", 10, 8, false, 4},
+		{"sixteen grants", 20, 2, false, 16},
+		{"a failed round", 20, 1, true, 0},
+		{"two grants", 3, 16, false, 2},
+	} {
+		res, err := round(c.jobs, c.gpus, c.unknown)
+		if (err != nil) != c.unknown || len(res.Grants) != c.grants {
+			t.Fatalf("%s: %d grants, err %v", c.name, len(res.Grants), err)
+		}
+		stale(c.name, len(res.Grants))
+	}
+}
