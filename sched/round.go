@@ -71,13 +71,14 @@ const (
 // in the padding the other fields leave, so that a round keeps no table
 // of preemptions to clear.
 type cand struct {
-	h      uint64 // idhash.String(string(r.in[i].Job)), which is placement.IDHash
-	reason int32  // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
-	tenant int32
-	status status
-	moved  bool  // a running candidate whose GPUs were granted to another
-	freed  bool  // a running candidate released from the placer
-	by     int32 // the candidate granted its GPUs, if moved
+	h       uint64 // idhash.String(string(r.in[i].Job)), which is placement.IDHash
+	reason  int32  // 1 + index into round.reasons; 0 = none (candidates failing alike share one)
+	tenant  int32
+	status  status
+	moved   bool  // a running candidate whose GPUs were granted to another
+	freed   bool  // a running candidate released from the placer
+	running bool  // r.in[i].Running, which finish reads of every candidate
+	by      int32 // the candidate granted its GPUs, if moved
 }
 
 type tenantRec struct {
@@ -434,7 +435,7 @@ func (r *round) init(in Input, opts Options) error {
 		}
 		lastTenant, lastID = ti, c.Tenant
 		counts[ti]++
-		r.cands[i] = cand{h: h, tenant: ti}
+		r.cands[i] = cand{h: h, tenant: ti, running: c.Running}
 		if !c.Running {
 			pending++
 			pendingGPUs += float64(c.Demand)
@@ -1370,19 +1371,22 @@ func (r *round) finish() error {
 	clear(r.released)
 	r.res.Released = r.released[:0]
 	for i := range r.cands {
+		// The candidate itself is read only when it waits or was
+		// released, not for each of a large round's grants.
 		cd := &r.cands[i]
-		c := &r.in[i]
 		var by ledger.JobID
 		if cd.moved {
 			by = r.in[cd.by].Job
 		}
-		if c.Running && cd.moved {
+		if cd.running && cd.moved {
+			c := &r.in[i]
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, By: by,
 				Reason: Reason{Code: Preempted, Need: int(c.Demand), LargestFree: -1, FreeTotal: -1, By: by}})
 		}
 		if cd.status != pending {
 			continue
 		}
+		c := &r.in[i]
 		var rs Reason
 		switch {
 		case cd.reason > 0:
@@ -1402,10 +1406,10 @@ func (r *round) finish() error {
 		r.tenants[cd.tenant].waiting++
 		// Field by field, as grant writes a Grant: every field is written.
 		wt := &r.res.Waiting[w]
-		wt.Job, wt.Tenant, wt.Demand, wt.Running, wt.PreemptedBy = c.Job, c.Tenant, c.Demand, c.Running, by
+		wt.Job, wt.Tenant, wt.Demand, wt.Running, wt.PreemptedBy = c.Job, c.Tenant, c.Demand, cd.running, by
 		wt.Reason.Code, wt.Reason.Need, wt.Reason.LargestFree, wt.Reason.FreeTotal, wt.Reason.By = rs.Code, rs.Need, rs.LargestFree, rs.FreeTotal, rs.By
 		w++
-		if c.Running && !cd.moved {
+		if cd.running && !cd.moved {
 			r.res.Released = append(r.res.Released, Release{Job: c.Job, Tenant: c.Tenant, Placement: c.Placement, Reason: rs})
 		}
 	}
