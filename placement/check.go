@@ -32,6 +32,7 @@ func (c *Cluster) Check() error {
 		level   int
 		members int
 		nodes   []key
+		ranked  []key // the members in id order, as the domain's index ranks them
 		free    int
 	}
 	doms := map[int]*domWant{}
@@ -91,6 +92,7 @@ func (c *Cluster) Check() error {
 				doms[ord] = d
 			}
 			d.members++
+			d.ranked = append(d.ranked, key{pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 			if n.tin { // the trees may lag behind the node while it is listed dirty
 				d.nodes = append(d.nodes, key{n: n.tfree, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 			}
@@ -194,6 +196,12 @@ func (c *Cluster) Check() error {
 	if live != c.nodes.Len() {
 		return fmt.Errorf("placement: check: %d node records for %d nodes", live, c.nodes.Len())
 	}
+	// The domains' indexes as they stand, or as the next flush will
+	// rebuild them (built aside, as the free-capacity index).
+	dpos, built := c.dpos, []freeIndex(nil)
+	if !c.dvalid {
+		dpos, built = c.domainIndexes()
+	}
 	levelFree := make([][]dkey, len(c.levels))
 	levelTop := make([][maxIndexedSpan + 1][]dkey, len(c.levels))
 	for ord := range c.nextOrd {
@@ -204,7 +212,14 @@ func (c *Cluster) Check() error {
 		if d == nil || w == nil || d.ord != ord || d.level != w.level || d.members != w.members || d.free != w.free {
 			return fmt.Errorf("placement: check: domain %d is stale", ord)
 		}
-		if err := sameKeysUnordered("domain "+d.path, d.nodes, w.nodes); err != nil {
+		x := &d.nodes
+		if built != nil {
+			x = &built[ord]
+		}
+		if err := checkDomainIndex(d, x, w.ranked, dpos); err != nil {
+			return err
+		}
+		if err := sameKeysUnordered("domain "+d.path, x, w.nodes); err != nil {
 			return err
 		}
 		for j := 1; j <= maxIndexedSpan; j++ {
@@ -215,7 +230,7 @@ func (c *Cluster) Check() error {
 		if d.lag&^lagAll != 0 || d.lag&2 == 0 && d.idxFree != d.free {
 			return fmt.Errorf("placement: check: domain %q free total is stale but not listed", d.path)
 		}
-		top := topSums(d.nodes)
+		top := topSums(x)
 		for k := 2; k <= maxIndexedSpan; k++ {
 			if d.lag&(1<<k) == 0 && d.top[k] != top[k] {
 				return fmt.Errorf("placement: check: domain %q top-%d sum %d is stale but not marked, want %d", d.path, k, d.top[k], top[k])
@@ -240,6 +255,24 @@ func (c *Cluster) Check() error {
 		}
 	}
 	return nil
+}
+
+// checkDomainIndex verifies the index x of domain d: its ranks are the
+// members in id order (ranked) and agree with dpos, and its sets are
+// consistent.
+func checkDomainIndex(d *domainState, x *freeIndex, ranked []key, dpos [][]int32) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("placement: check: domain %q index: "+format, append([]any{d.path}, args...)...)
+	}
+	if len(x.byRank) != len(ranked) {
+		return fail("%d ranks for %d members", len(x.byRank), len(ranked))
+	}
+	for r, k := range ranked {
+		if x.byRank[r] != k || d.level >= len(dpos) || k.ord >= len(dpos[d.level]) || int(dpos[d.level][k.ord]) != r {
+			return fail("node %q is not at rank %d", k.id, r)
+		}
+	}
+	return x.checkSets(fail)
 }
 
 func sameKeysUnordered(what string, t ascender[key], want []key) error {

@@ -20,14 +20,8 @@ const MaxNodeGPUs = 1 << 16
 // A job spanning more nodes finds its domain by a scan of the level.
 const maxIndexedSpan = 16
 
-// treeDegree is the degree of the cluster-wide B-trees, domainDegree that
-// of a domain's tree of its nodes: wide enough that a rack of a few dozen
-// nodes fits in one or two tree nodes, since a round that fills nodes
-// moves each node's key in that tree (see flushDomains).
-const (
-	treeDegree   = 16
-	domainDegree = 32
-)
+// treeDegree is the degree of the cluster-wide B-trees.
+const treeDegree = 16
 
 // cowToken identifies the owner of mutable node and domain records and of
 // the chunks of the arrays holding them. A record or chunk whose owner is
@@ -103,8 +97,8 @@ type nodeState struct {
 	gpus     int
 	free     int
 	draining bool
-	// The node's key in its domains' trees, which lag behind it while it
-	// is listed in Cluster.dirty: in them (tin) with tfree free GPUs. (The
+	// The node's key in its domains' indexes, which lag behind it while
+	// it is listed in Cluster.dirty: in them (tin) with tfree free GPUs. (The
 	// flags sit beside draining, so that the record takes 160 bytes.)
 	tin      bool
 	dirty    bool
@@ -270,7 +264,7 @@ type domainState struct {
 	path    string // domainKey of the domain
 	level   int
 	members int                     // nodes in the domain, whatever their state
-	nodes   *btree.BTreeG[key]      // (free, node id) of the domain's indexed nodes
+	nodes   freeIndex               // (free, node id) of the domain's indexed nodes, ranked by id among the members (see domainIndexes)
 	free    int                     // free GPUs of the domain's indexed nodes
 	top     [maxIndexedSpan + 1]int // top[k], k ≥ 2: sum of the k largest free blocks (all of them if fewer), as of the last refresh of k, the domain's key in the level's byTop[k] index
 	idxFree int                     // free as of the last refresh, the domain's key in the level's byFree index
@@ -486,7 +480,13 @@ type Cluster struct {
 	nextOrd int                      // ordinal of the next new domain
 	levels  []*levelIndex            // per topology level, outermost first
 	allocs  allocTable               // allocations by id hash
-	fl      *btree.FreeListG[key]    // shared by the per-domain trees
+	// dpos[l][ord] is the rank of node ord among the members of its
+	// domain at level l, in id order: its bit in that domain's index.
+	// Shared by clones, never changed; dvalid is false, and the domains'
+	// indexes await a rebuild (see domainIndexes), once a node was added
+	// or removed since they were built.
+	dpos   [][]int32
+	dvalid bool
 
 	// stale[1] lists the domains whose free total (as byFree indexes it)
 	// lags behind their nodes, stale[k] for k ≥ 2 those whose top-k sum
@@ -495,11 +495,11 @@ type Cluster struct {
 	// multi-node decision reads, so that a domain changed many times in
 	// between is refreshed once, and only for the spans asked for.
 	stale [maxIndexedSpan + 1][]int
-	// dirty lists the nodes whose keys in their domains' trees lag behind
-	// them (nodeState.dirty): changes only list a node, and flushDomains
-	// moves its keys before anything reads the trees, so that a node
-	// changed many times in between (best-fit packing fills one node by
-	// many grants) moves once.
+	// dirty lists the nodes whose keys in their domains' indexes lag
+	// behind them (nodeState.dirty): changes only list a node, and
+	// flushDomains moves its keys before anything reads the indexes, so
+	// that a node changed many times in between (best-fit packing fills
+	// one node by many grants) moves once.
 	dirty []int
 
 	capacity int // GPUs of all nodes
@@ -573,7 +573,6 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 		nodes:  btree.NewG(treeDegree, func(a, b nodeEntry) bool { return a.id < b.id }),
 		caps:   btree.NewG(treeDegree, lessKey),
 		paths:  btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
-		fl:     btree.NewFreeListG[key](btree.DefaultFreeListSize),
 	}
 	for _, n := range nodes {
 		if err := c.AddNode(n); err != nil {
@@ -592,7 +591,8 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 // allocations held so far), plus the rebuild of the free-capacity index if
 // a node was added or removed since it was last read, plus moving the
 // keys of the nodes changed since the last multi-node decision in their
-// domains' trees and bringing every domain of c whose top sums lag behind
+// domains' indexes (rebuilt first, in O(n·levels), if a node was added or
+// removed since) and bringing every domain of c whose top sums lag behind
 // its nodes up to date, for every span (once: further clones of an
 // unchanged c find nothing to do) — the indexes are copy-on-write B-trees
 // and bitsets (see freeIndex), the node and
@@ -618,7 +618,8 @@ func (c *Cluster) Clone() *Cluster {
 		nextOrd:  c.nextOrd,
 		allocs:   c.allocs.clone(),
 		levels:   make([]*levelIndex, len(c.levels)),
-		fl:       c.fl,
+		dpos:     c.dpos,
+		dvalid:   c.dvalid,
 		capacity: c.capacity,
 		freeGPUs: c.freeGPUs,
 		used:     c.used,
@@ -767,8 +768,10 @@ func validateNode(n Node) error {
 
 // AddNode adds a free node. It fails with ErrInvalidNode or
 // ErrDuplicateNode. O(log n + levels·log domains), plus an O(n) rebuild of
-// the free-capacity index by the next call that reads it (once for any
-// number of nodes added or removed in between).
+// the free-capacity index by the next call that reads it and an
+// O(n·levels) rebuild of the domains' indexes by the next multi-node
+// decision or Clone (once for any number of nodes added or removed in
+// between).
 func (c *Cluster) AddNode(n Node) error {
 	if err := validateNode(n); err != nil {
 		return err
@@ -777,6 +780,7 @@ func (c *Cluster) AddNode(n Node) error {
 		return &Error{Op: "add node", Node: n.ID, Err: ErrDuplicateNode}
 	}
 	c.fx.valid = false // the ranks change
+	c.dvalid = false
 	ns := &nodeState{
 		owner:    c.tok,
 		ord:      c.nextNod,
@@ -808,8 +812,7 @@ func (c *Cluster) AddNode(n Node) error {
 		ord := c.nextOrd
 		c.nextOrd++
 		ns.domains[l] = ord
-		d := &domainState{owner: c.tok, ord: ord, path: path, level: l, members: 1,
-			nodes: btree.NewWithFreeListG(domainDegree, lessKey, c.fl)}
+		d := &domainState{owner: c.tok, ord: ord, path: path, level: l, members: 1}
 		c.domains.set(c.tok, ord, d)
 		c.paths.ReplaceOrInsert(pathEntry{path: path, ord: ord})
 		lv := c.levels[l]
@@ -857,7 +860,7 @@ func (c *Cluster) setDraining(op, id string, v bool) error {
 // RemoveNode removes node id, which must hold no allocation (drain it first
 // and wait for its allocations to be released). It fails with
 // ErrUnknownNode or ErrNodeBusy. O(log n + levels·log domains), plus the
-// rebuild of the free-capacity index that AddNode entails.
+// rebuilds of the indexes that AddNode entails.
 func (c *Cluster) RemoveNode(id string) error {
 	e, ok := c.nodes.Get(nodeEntry{id: id})
 	if !ok {
@@ -871,9 +874,10 @@ func (c *Cluster) RemoveNode(id string) error {
 	old := n.snapshot()
 	n.draining = true
 	c.reindex(n, old)
-	c.flushDomains() // its keys leave the domains' trees while it has a record
+	c.flushDomains() // its keys leave the domains' indexes while it has a record
 	c.nodes.Delete(nodeEntry{id: id})
 	c.fx.valid = false // the ranks change
+	c.dvalid = false
 	c.recs.set(c.tok, e.ord, nil)
 	c.capacity -= n.gpus
 	for _, ord := range n.domains {
@@ -956,10 +960,9 @@ func (c *Cluster) liveDomain(ord int) (*domainState, bool) {
 	}
 	cp := *d
 	cp.owner = c.tok
-	// Clone a private copy of the tree header: the shared header is never
-	// written, so other clones may keep reading it concurrently.
-	shared := *d.nodes
-	cp.nodes = shared.Clone()
+	// A private copy of the index's lists of sets: the shared index is
+	// never written, so other clones may keep reading it concurrently.
+	cp.nodes = d.nodes.clone()
 	c.domains.set(c.tok, ord, &cp)
 	return &cp, true
 }
@@ -978,7 +981,7 @@ func (n *nodeState) snapshot() nodeSnapshot {
 // for the free-capacity index (nothing while it awaits a rebuild), O(log n)
 // for the capacity index when n starts or stops accepting placements, and
 // O(levels) for the domains' free totals; n is only listed for
-// flushDomains to move its keys in the domains' trees, and the domains'
+// flushDomains to move its keys in the domains' indexes, and the domains'
 // sums only marked stale, for refreshSpan.
 func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	now := n.snapshot()
@@ -1030,17 +1033,18 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	}
 }
 
-// topSums returns s with s[k] = the sum of the k largest free blocks of t
-// (of all of them when t has fewer), for k = 1..maxIndexedSpan.
-// O(log |t| + maxIndexedSpan).
-func topSums(t *btree.BTreeG[key]) (s [maxIndexedSpan + 1]int) {
+// topSums returns s with s[k] = the sum of the k largest free blocks of x
+// (of all of them when x has fewer), for k = 1..maxIndexedSpan.
+// O(counts/64 + maxIndexedSpan).
+func topSums(x *freeIndex) (s [maxIndexedSpan + 1]int) {
 	k, sum := 0, 0
-	t.Descend(func(x key) bool {
-		k++
-		sum += x.n
-		s[k] = sum
-		return k < maxIndexedSpan
-	})
+	for v := x.prevCount(len(x.nonEmpty)*64 - 1); v > 0 && k < maxIndexedSpan; v = x.prevCount(v - 1) {
+		for m := x.sets[v].n; m > 0 && k < maxIndexedSpan; m-- {
+			k++
+			sum += v
+			s[k] = sum
+		}
+	}
 	for j := k + 1; j <= maxIndexedSpan; j++ {
 		s[j] = sum
 	}
@@ -1049,8 +1053,9 @@ func topSums(t *btree.BTreeG[key]) (s [maxIndexedSpan + 1]int) {
 
 // refresh brings the free totals, top sums and top-k index entries of the
 // stale domains fully up to date: each span's list in turn, as
-// refreshSpan does. O(maxIndexedSpan · stale domains · (log + maxIndexedSpan
-// + log domains)), log being that of a domain's node tree.
+// refreshSpan does. O(maxIndexedSpan · stale domains · (counts +
+// log domains)), counts being the distinct free counts of a domain's nodes,
+// after the flush (see flushDomains).
 func (c *Cluster) refresh() {
 	c.flushDomains()
 	for j := 1; j <= maxIndexedSpan; j++ {
@@ -1058,26 +1063,33 @@ func (c *Cluster) refresh() {
 	}
 }
 
-// flushDomains moves the keys of the listed nodes in their domains' trees
-// to where the nodes stand now. O(listed nodes · levels · log domain
-// size), each node once however often it changed since the last flush.
+// flushDomains moves the keys of the listed nodes in their domains'
+// indexes to where the nodes stand now, first rebuilding the indexes if a
+// node was added or removed since they were built (see domainIndexes).
+// O(listed nodes · levels), each node once however often it changed since
+// the last flush: a move clears one bit of a domain's index and sets
+// another.
 func (c *Cluster) flushDomains() {
+	if !c.dvalid {
+		c.rebuildDomains()
+	}
 	for _, ord := range c.dirty {
 		n := c.recs.at(ord)
 		if n.owner != c.tok {
 			n = c.mutNode(ord)
 		}
 		if now := n.indexed(); n.tin != now || now && n.tfree != n.free {
-			for _, dord := range n.domains {
+			for l, dord := range n.domains {
 				d := c.domains.at(dord)
 				if d.owner != c.tok {
 					d = c.mutDomain(dord)
 				}
+				r := int(c.dpos[l][ord])
 				if n.tin {
-					d.nodes.Delete(nodeKey(n.tfree, n))
+					d.nodes.remove(c.tok, n.tfree, r)
 				}
 				if now {
-					d.nodes.ReplaceOrInsert(nodeKey(n.free, n))
+					d.nodes.add(c.tok, n.free, r)
 				}
 			}
 			n.tin, n.tfree = now, n.free
@@ -1087,11 +1099,57 @@ func (c *Cluster) flushDomains() {
 	c.dirty = c.dirty[:0]
 }
 
+// rebuildDomains makes every domain's index that of domainIndexes and
+// keeps its ranks. O(n · levels + domains · counts/64).
+func (c *Cluster) rebuildDomains() {
+	pos, xs := c.domainIndexes()
+	for ord, x := range xs {
+		if x.valid {
+			c.mutDomain(ord).nodes = x
+		}
+	}
+	c.dpos, c.dvalid = pos, true
+}
+
+// domainIndexes returns the ranks of the nodes in their domains (see
+// Cluster.dpos) and the index of each domain by ordinal (valid for the
+// live ones): the members ranked in id order, and those in the domain's
+// index as of the last flush (nodeState.tin) with their free GPUs as of
+// then (tfree), so that the nodes listed dirty move as usual at the next
+// flush. It changes nothing, so that Check can build them aside.
+// O(n · levels + domains · counts/64).
+func (c *Cluster) domainIndexes() ([][]int32, []freeIndex) {
+	pos := make([][]int32, len(c.levels))
+	for l := range pos {
+		pos[l] = make([]int32, c.nextNod)
+	}
+	xs := make([]freeIndex, c.nextOrd)
+	for ord := range xs {
+		if c.domains.at(ord) != nil {
+			xs[ord].valid = true
+		}
+	}
+	c.nodes.Ascend(func(e nodeEntry) bool {
+		n := c.recs.at(e.ord)
+		for l, dord := range n.domains {
+			x := &xs[dord]
+			pos[l][e.ord] = int32(len(x.byRank))
+			x.byRank = append(x.byRank, nodeKey(0, n))
+			if n.tin {
+				x.add(c.tok, n.tfree, int(pos[l][e.ord]))
+			}
+		}
+		return true
+	})
+	return pos, xs
+}
+
 // refreshSpan brings up to date what a decision for a span of k nodes
 // reads: for k ≤ maxIndexedSpan the top-k sums and byTop[k] entries of the
 // domains changed since the last such refresh, for a larger k everything.
-// O(those domains · (log + k + log domains)), log being that of a
-// domain's node tree, or as refresh for k > maxIndexedSpan.
+// O(those domains · (counts + log domains)), counts being the distinct
+// free counts of a domain's nodes, after the flush (see flushDomains), or
+// as refresh for k > maxIndexedSpan.
 func (c *Cluster) refreshSpan(k int) {
 	c.flushDomains()
 	if k > maxIndexedSpan {
@@ -1117,7 +1175,7 @@ func (c *Cluster) refreshList(j int) {
 				d.idxFree = d.free
 			}
 		} else {
-			c.setTop(d, lv, j, topSum(d.nodes, j))
+			c.setTop(d, lv, j, d.nodes.topSum(j))
 		}
 		d.lag &^= 1 << j
 	}

@@ -85,26 +85,28 @@
 // in a bitset per free count over the nodes' positions in id order, so
 // that moving a node between counts is O(1) and the best fit is found
 // through one bit per count and one bit per 64 nodes (O(1) up to 4,096
-// nodes, O(n/4,096) beyond); for every topology domain in a B-tree. Every
+// nodes, O(n/4,096) beyond); for every topology domain the same way, over
+// its members' positions in id order. Every
 // topology level also indexes its domains by free GPUs and by the sum of
 // their k largest free blocks for k ≤ 16. With n nodes, a single-node
 // decision is thus O(1) at most scales; a decision for k ≤ 16 nodes is
 // O(k log n + levels·log domains); both plus the size of the result.
-// Adding or removing a node drops the cluster-wide index, which the next
-// decision rebuilds in O(n). Jobs spanning more than 16 nodes scan the
+// Adding or removing a node drops the cluster-wide index and the
+// domains', which the next decision rebuilds in O(n·levels). Jobs spanning more than 16 nodes scan the
 // domains of each level that have enough free GPUs. Allocate and Release
 // cost O(s·levels + GPUs) on s nodes (plus O(log n) to find each node by id),
-// and a node they change moves its keys in its domains' trees, at
-// O(levels·log domain size), once before the next multi-node decision,
+// and a node they change moves its keys in its domains' indexes, at
+// O(levels), once before the next multi-node decision,
 // clone or removal however often it changed in between; the top-k
 // sum of a domain they touch is recomputed only when a decision for k
-// nodes next needs it, at O(k + log n + log domains), so a domain changed
+// nodes next needs it, at O(counts + log domains), so a domain changed
 // many times in between pays once, and only for the spans asked for (a
 // Clone brings all of them up to date, once). Allocations are found by id
 // in a hash table, O(1) expected per lookup, insert or delete. Clone is
 // O(levels + (nodes + domains)/64 + allocation slots/256), counting every
 // node and domain ever added; the first changes after a Clone also copy
-// the B-tree nodes on their paths, the 64-entry chunks of records and the
+// the B-tree nodes on their paths, the chunks of the bitsets, the 64-entry
+// chunks of records and the
 // leaves and pages of the allocation table they touch (tens of kilobytes),
 // later ones do not. A placement handed back by Release is the caller's: it is
 // a copy when a clone may still hold the allocation.

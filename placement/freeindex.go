@@ -9,44 +9,6 @@ import (
 	"github.com/google/btree"
 )
 
-// freePool is a set of node keys (free GPUs, node id) in key order, as a
-// multi-node decision reads it: the cluster's free-capacity index (x) or a
-// topology domain's tree of its nodes (t), whichever is set. (A struct
-// rather than an interface: the iterators passed to an interface's
-// methods would escape, an allocation per call.)
-type freePool struct {
-	t *btree.BTreeG[key]
-	x *freeIndex
-}
-
-// Max returns the greatest key.
-func (p freePool) Max() (key, bool) {
-	if p.x != nil {
-		return p.x.Max()
-	}
-	return p.t.Max()
-}
-
-// AscendGreaterOrEqual calls iterator for every key ≥ pivot, ascending,
-// until it returns false.
-func (p freePool) AscendGreaterOrEqual(pivot key, iterator btree.ItemIteratorG[key]) {
-	if p.x != nil {
-		p.x.AscendGreaterOrEqual(pivot, iterator)
-	} else {
-		p.t.AscendGreaterOrEqual(pivot, iterator)
-	}
-}
-
-// DescendLessOrEqual calls iterator for every key ≤ pivot, descending,
-// until it returns false.
-func (p freePool) DescendLessOrEqual(pivot key, iterator btree.ItemIteratorG[key]) {
-	if p.x != nil {
-		p.x.DescendLessOrEqual(pivot, iterator)
-	} else {
-		p.t.DescendLessOrEqual(pivot, iterator)
-	}
-}
-
 // The free-capacity index holds the nodes that accept placements and have
 // free GPUs, in the order of their keys (free GPUs, then node id), as a
 // bitset per free count over the nodes' ranks, a node's rank being its
@@ -68,6 +30,12 @@ func (p freePool) DescendLessOrEqual(pivot key, iterator btree.ItemIteratorG[key
 // Ranks change only when a node is added or removed: that drops the index,
 // which the next read rebuilds from the nodes in O(n + counts·n/4,096), so
 // that a burst of node changes pays once.
+//
+// Every topology domain indexes its nodes the same way, ranked among its
+// members (see Cluster.domainIndexes): a node that fills or frees GPUs
+// moves in its domains' indexes by a bit cleared and a bit set, where a
+// tree of keys would search for the key, shift the keys after it and do
+// it again to insert.
 type freeIndex struct {
 	valid    bool        // false until (re)built after a node was added or removed
 	rank     []int32     // by node ordinal: the node's rank (-1: no node); shared by clones, never changed
@@ -528,6 +496,13 @@ func (x *freeIndex) check(c *Cluster) error {
 	if err != nil {
 		return err
 	}
+	return x.checkSets(fail)
+}
+
+// checkSets verifies every set's count, chunk summaries and emptiness bit,
+// and the total, for a set of len(x.byRank) ranks. fail builds the error.
+// O(counts·ranks/64).
+func (x *freeIndex) checkSets(fail func(format string, args ...any) error) error {
 	total := 0
 	for v, s := range x.sets {
 		nonEmpty := v>>6 < len(x.nonEmpty) && x.nonEmpty[v>>6]&(1<<uint(v&63)) != 0

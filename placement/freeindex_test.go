@@ -21,10 +21,11 @@ type freeTwin struct {
 // The free-capacity index against a B-tree of the same keys: nodes move
 // between counts, leave and enter, on indexes and their clones (which share
 // sets and chunks until one of them writes); every read — best fit,
-// largest count, fewest nodes for a demand, the greatest key, ascending and
-// descending walks from pivots with and without ids — answers as the tree
-// does, and the index keeps its invariants. Clusters of more than 4,096
-// nodes put ranks in several chunks.
+// largest count, fewest nodes for a demand, the sums of the k largest
+// counts, the greatest key, ascending and descending walks from pivots with
+// and without ids — answers as the tree does, and the index keeps its
+// invariants. Clusters of more than 4,096 nodes put ranks in several
+// chunks.
 func TestPropertyFreeIndex(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nodes := rapid.SampledFrom([]int{1, 7, 70, 4200}).Draw(t, "nodes")
@@ -112,6 +113,16 @@ func TestPropertyFreeIndex(t *testing.T) {
 					y.ref.Descend(func(x key) bool { k++; sum += x.n; return sum < d })
 					if got := y.x.minNodes(d); got != k {
 						t.Fatalf("step %d: index %d: minNodes(%d) = %d, want %d", step, i, d, got, k)
+					}
+				}
+				// The sums of the k largest blocks, as a domain's index
+				// gives them to a multi-node decision.
+				sums := topSums(&y.x)
+				for k := 1; k <= maxIndexedSpan+2; k++ {
+					j, sum := 0, 0
+					y.ref.Descend(func(x key) bool { j++; sum += x.n; return j < k })
+					if got := y.x.topSum(k); got != sum || k <= maxIndexedSpan && sums[k] != sum {
+						t.Fatalf("step %d: index %d: topSum(%d) = %d, topSums %d, want %d", step, i, k, got, sums[min(k, maxIndexedSpan)], sum)
 					}
 				}
 				pivot := key{n: rapid.IntRange(0, 72).Draw(t, "pivot count")}

@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/astraea-sched/astraea/internal/idhash"
-	"github.com/google/btree"
 )
 
 // plan is a placement decision before it is turned into GPU indices: the
 // pool of nodes to choose from and the number of nodes to use.
 type plan struct {
-	pool  freePool // (free, id) of candidate nodes, for a multi-node plan
+	pool  *freeIndex // (free, id) of candidate nodes, for a multi-node plan: the cluster's or a domain's
 	nodes int
 	best  key // the best-fitting node of a single-node plan
 }
@@ -46,10 +45,10 @@ func (c *Cluster) decide(demand int) (plan, error) {
 	c.refreshSpan(k)
 	for l := len(c.levels) - 1; l >= 0; l-- {
 		if d, ok := c.innermost(l, k, demand); ok {
-			return plan{pool: freePool{t: d.nodes}, nodes: k}, nil
+			return plan{pool: &d.nodes, nodes: k}, nil
 		}
 	}
-	return plan{pool: freePool{x: fx}, nodes: k}, nil
+	return plan{pool: fx, nodes: k}, nil
 }
 
 // largestNode returns the GPU count of the largest node that accepts
@@ -82,7 +81,7 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 			if d.top[m]+(k-m)*(d.top[m]-d.top[m-1]) < demand {
 				return true
 			}
-			if s := topSum(d.nodes, k); s >= demand {
+			if s := d.nodes.topSum(k); s >= demand {
 				if cand := (dkey{n: s, ord: x.ord}); !found || lessDKey(cand, best) {
 					best, found = cand, true
 				}
@@ -96,14 +95,15 @@ func (c *Cluster) innermost(l, k, demand int) (*domainState, bool) {
 	return c.domains.at(best.ord), true
 }
 
-// topSum returns the sum of the k largest free blocks of t. O(log |t| + k).
-func topSum(t *btree.BTreeG[key], k int) int {
-	i, sum := 0, 0
-	t.Descend(func(x key) bool {
-		i++
-		sum += x.n
-		return i < k
-	})
+// topSum returns the sum of the k largest free blocks of x (of all of
+// them if x has fewer). O(counts).
+func (x *freeIndex) topSum(k int) int {
+	sum := 0
+	for v := x.prevCount(len(x.nonEmpty)*64 - 1); v > 0 && k > 0; v = x.prevCount(v - 1) {
+		m := min(k, x.sets[v].n)
+		sum += m * v
+		k -= m
+	}
 	return sum
 }
 
