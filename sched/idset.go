@@ -71,145 +71,122 @@ func (t *strTable) putNew(h uint64, i int32) {
 	t.put(p, h, i)
 }
 
-// idSet finds duplicate job ids among the candidates: add hashes them one
-// by one during validation, and firstDuplicate checks them all at once in
-// cache-sized groups, where one large table (or a Go map) would cost a cache
-// miss or more per id.
+// idSet finds duplicate job ids among the candidates. add hashes the ids
+// one by one during validation and marks each in a bit set indexed by the
+// top bits of its hash, eight bits an id: a bit that an id finds set already
+// marks a possible repeat in a second set. firstDuplicate then compares, in
+// input order, only the ids whose bit was marked twice — a few in a hundred,
+// most of them different ids sharing a bit — in a small table. Each id costs
+// its hash and a bit tested and set in a set that stays in cache, where a
+// table of every id (or a Go map) would cost a cache miss or more per id.
 type idSet struct {
 	t     strTable
 	names []Candidate
 	// state of begin, add and firstDuplicate
-	n       int      // ids added
-	groups  int      // a power of two
-	shift   uint     // 64 − log2(groups)
-	hashed  []uint64 // the ids added (see hashedID), in input order
-	grouped []uint64 // the same, grouped by firstDuplicate
-	starts  []int32  // starts[g+1] counts group g, then prefix sums
-	next    []int32  // firstDuplicate's position in each group
+	n      int      // ids added
+	hashed []uint64 // the hashes of the ids added, in input order
+	seen   []uint64 // bit set: some id's hash has these top bits
+	twice  []uint64 // bit set: more than one id's hash has these top bits
+	shift  uint     // 64 − log2(bits in seen)
+	marked []int32  // the words of twice that add set bits in, to clear them
+	repeat int      // how many ids found their bit set
 }
 
-// hashedID packs candidate index i with the top 32 bits of h, the hash of
-// its job id, in one word: 8 bytes an id instead of 16. The top bits choose
-// the group, and the table needs only 32 bits of a hash (see strTable).
-func hashedID(h uint64, i int) uint64 { return h&^0xffffffff | uint64(uint32(i)) }
-
-// probeHash is the hash a packed id is probed with: its stored 32 bits, in
-// the top half as strTable keeps them and in the bottom half, whose low
-// bits choose the slot (the group's top bits lie far above them).
-func probeHash(e uint64) uint64 { return e&^0xffffffff | e>>32 }
-
-// groupSize is about how many ids firstDuplicate checks in one table: 1,024
-// ids take a 16 KiB table, which stays in the fastest cache.
-const groupSize = 1024
-
 // smallIDs is the most ids firstDuplicate compares pair by pair, in
-// O(n²) word comparisons that cost less than setting up the table.
+// O(n²) word comparisons that cost less than setting up the bit sets.
 const smallIDs = 16
 
 // begin prepares the set for the ids of cands, to be hashed in order by
-// add. O(n / groupSize).
+// add. O(n / 8) to clear the bit set of a large list.
 func (s *idSet) begin(cands []Candidate) {
 	n := len(cands)
 	s.names = cands
-	if s.t.slot == nil {
-		s.t.reset(groupSize)
-	}
-	s.groups, s.shift = 1, 64
-	for s.groups*groupSize < n {
-		s.groups <<= 1
-		s.shift--
-	}
-	s.starts = resize(s.starts, s.groups+1)
-	clear(s.starts)
 	s.hashed = resize(s.hashed, n)
-	s.n = 0
+	s.n, s.repeat = 0, 0
+	for _, w := range s.marked {
+		s.twice[w] = 0
+	}
+	s.marked = s.marked[:0]
+	if n <= smallIDs {
+		s.shift = 64 // no bit set
+		return
+	}
+	bits, shift := 1024, uint(64-10)
+	for bits < 8*n {
+		bits <<= 1
+		shift--
+	}
+	s.seen = resize(s.seen, bits/64)
+	clear(s.seen)
+	if len(s.twice) < bits/64 {
+		s.twice = make([]uint64, bits/64) // the words marked before are cleared above
+	}
+	s.twice = s.twice[:bits/64]
+	s.shift = shift
 }
-
-// group returns the group of the ids with hash h: its top bits (none, so
-// group 0, when the shift is 64: Go shifts every bit out).
-func (s *idSet) group(h uint64) uint64 { return h >> s.shift }
 
 // add hashes the id of the next candidate and returns the hash
 // (placement.IDHash of the id). O(length of the id).
 func (s *idSet) add() uint64 {
 	i := s.n
 	h := idhash.String(string(s.names[i].Job))
-	s.hashed[i] = hashedID(h, i)
-	s.starts[s.group(h)+1]++
+	s.hashed[i] = h
 	s.n++
+	if s.shift < 64 {
+		b := h >> s.shift
+		w, m := b/64, uint64(1)<<(b%64)
+		if s.seen[w]&m == 0 {
+			s.seen[w] |= m
+		} else {
+			if s.twice[w] == 0 {
+				s.marked = append(s.marked, int32(w))
+			}
+			s.twice[w] |= m
+			s.repeat++
+		}
+	}
 	return h
 }
 
 // firstDuplicate returns the first candidate, in input order, among those
 // added, whose job id an earlier candidate has, and the first candidate with
-// that id; or -1, -1. It sorts the hashes into groups of about groupSize by
-// their top bits (one counting pass during add, one pass here that copies
-// them, in order, to their groups' places in a second array: its reads go
-// in order and its writes to as many places as groups, none waiting for
-// another, where a permutation in place would chain one random access to
-// the next) and looks for equal ids group by group in a table small
-// enough to stay in cache, so that it touches memory in order instead of
-// at random. O(n) expected for n added.
-//
-// Within a group the ids come in no particular order, so the table keeps,
-// for every id, the least index seen so far, and every repeat yields the
-// pair (later, earlier) of its index and that one. The answer is the pair
-// whose first index is least: for the id whose second occurrence s2 comes
-// first in input order, with first occurrence s1, the pair (s2, s1) is
-// yielded whichever of the two is met first (the other indices of that id
-// exceed s2), and every pair of any id has a first index at least that
-// id's second occurrence.
+// that id; or -1, -1. Every id of a repeated id shares its bit, which add
+// marked twice; going through the ids whose bit is marked in input order,
+// the first found in the table of those before it is the answer, and the
+// table holds the first candidate of each id. O(n) for n added, plus O(1)
+// expected for each of the ids compared.
 func (s *idSet) firstDuplicate() (int, int) {
-	n, groups, cands := s.n, s.groups, s.names
+	n, cands := s.n, s.names
 	a := s.hashed[:n]
-	if n <= smallIDs {
+	if s.shift == 64 {
 		// A few ids, as in the round of a simulator's tick: every pair,
-		// in input order, without the groups and the table to set up.
+		// in input order, without a table to set up.
 		for i := 1; i < n; i++ {
 			for j := range i {
-				if a[i]>>32 == a[j]>>32 && cands[i].Job == cands[j].Job {
+				if a[i] == a[j] && cands[i].Job == cands[j].Job {
 					return i, j
 				}
 			}
 		}
 		return -1, -1
 	}
-	st := s.starts
-	for g := 1; g <= groups; g++ {
-		st[g] += st[g-1]
+	if s.repeat == 0 {
+		return -1, -1
 	}
-	s.next = resize(s.next, groups)
-	next := s.next
-	copy(next, st[:groups])
-	s.grouped = resize(s.grouped, n)
-	b := s.grouped
-	for _, e := range a {
-		g := s.group(e)
-		b[next[g]] = e
-		next[g]++
-	}
-	a = b
-	dupI, dupJ := -1, -1
-	for g := range groups {
-		lo, hi := st[g], st[g+1]
-		s.t.reset(int(hi - lo))
-		for _, e := range a[lo:hi] {
-			i, h := int32(uint32(e)), probeHash(e)
-			j, p := s.t.find(h, func(j int32) bool { return cands[j].Job == cands[i].Job })
-			if j < 0 {
-				s.t.put(p, h, i)
-				continue
-			}
-			later, earlier := max(i, j), min(i, j)
-			if dupI < 0 || int(later) < dupI {
-				dupI, dupJ = int(later), int(earlier)
-			}
-			if i < j {
-				s.t.set(p, h, i)
-			}
+	// At most 2 × repeat ids have a bit marked twice.
+	s.t.reset(2 * s.repeat)
+	twice, shift := s.twice, s.shift
+	for i, h := range a {
+		if b := h >> shift; twice[b/64]&(1<<(b%64)) == 0 {
+			continue
 		}
+		j, p := s.t.find(h, func(j int32) bool { return cands[j].Job == cands[i].Job })
+		if j >= 0 {
+			return i, int(j)
+		}
+		s.t.put(p, h, int32(i))
 	}
-	return dupI, dupJ
+	return -1, -1
 }
 
 // tenantSet interns the tenant ids of a round: index i names tenant ids[i].
