@@ -45,12 +45,23 @@ type freeIndex struct {
 	n        int         // members
 }
 
-// countSet is the bitset of one free count.
+// countSet is the bitset of one free count. The set of an index of at
+// most 64 ranks (a small index: a rack's or a switch's nodes) is one word
+// of its own, w0, without chunks, so that a domain's index takes a word
+// per count, not a chunk of 4,096 ranks, and a clone's first change
+// copies the set alone.
 type countSet struct {
 	owned
 	n      int         // members
-	chunks []*bitChunk // by rank / 4,096; nil when empty
+	chunks []*bitChunk // by rank / 4,096; nil when empty, or in a small index
+	w0     uint64      // the set of a small index
 }
+
+// smallIndex is the most ranks an index holds in countSet.w0.
+const smallIndex = 64
+
+// small reports whether x keeps its sets in countSet.w0.
+func (x *freeIndex) small() bool { return len(x.byRank) <= smallIndex }
 
 // bitChunk holds 4,096 ranks of a bitset.
 type bitChunk struct {
@@ -164,13 +175,33 @@ func (x *freeIndex) mutBits(tok *cowToken, v, r int) (*countSet, *bitChunk) {
 	return s, s.mutChunk(tok, r>>12)
 }
 
+// mutSmall returns set v of a small index, created or copied as needed so
+// that tok owns it, settling the common case, tok's already, inline (see
+// mutBits).
+func (x *freeIndex) mutSmall(tok *cowToken, v int) *countSet {
+	if v < len(x.sets) {
+		if s := x.sets[v]; s != nil && s.owner == tok {
+			return s
+		}
+	}
+	s, _ := ownedAt(tok, &x.sets, v)
+	return s
+}
+
 // add puts rank r in set v; r is in no set. O(1) plus a copy of what a
 // clone shares.
 func (x *freeIndex) add(tok *cowToken, v, r int) {
-	s, ch := x.mutBits(tok, v, r)
-	wi := (r >> 6) & 63
-	ch.w[wi] |= 1 << uint(r&63)
-	ch.any |= 1 << uint(wi)
+	var s *countSet
+	if x.small() {
+		s = x.mutSmall(tok, v)
+		s.w0 |= 1 << uint(r)
+	} else {
+		var ch *bitChunk
+		s, ch = x.mutBits(tok, v, r)
+		wi := (r >> 6) & 63
+		ch.w[wi] |= 1 << uint(r&63)
+		ch.any |= 1 << uint(wi)
+	}
 	s.n++
 	x.n++
 	for v>>6 >= len(x.nonEmpty) {
@@ -182,11 +213,18 @@ func (x *freeIndex) add(tok *cowToken, v, r int) {
 // remove takes rank r out of set v, which holds it. O(1) plus a copy of
 // what a clone shares.
 func (x *freeIndex) remove(tok *cowToken, v, r int) {
-	s, ch := x.mutBits(tok, v, r)
-	wi := (r >> 6) & 63
-	ch.w[wi] &^= 1 << uint(r&63)
-	if ch.w[wi] == 0 {
-		ch.any &^= 1 << uint(wi)
+	var s *countSet
+	if x.small() {
+		s = x.mutSmall(tok, v)
+		s.w0 &^= 1 << uint(r)
+	} else {
+		var ch *bitChunk
+		s, ch = x.mutBits(tok, v, r)
+		wi := (r >> 6) & 63
+		ch.w[wi] &^= 1 << uint(r&63)
+		if ch.w[wi] == 0 {
+			ch.any &^= 1 << uint(wi)
+		}
 	}
 	s.n--
 	x.n--
@@ -245,6 +283,12 @@ func (x *freeIndex) nextRank(v, r int) int {
 		return -1
 	}
 	r = max(r, 0)
+	if x.small() {
+		if w := s.w0 &^ (1<<uint(r) - 1); r < 64 && w != 0 {
+			return bits.TrailingZeros64(w)
+		}
+		return -1
+	}
 	for ci := r >> 12; ci < len(s.chunks); ci++ {
 		if ch := s.chunks[ci]; ch != nil {
 			if i := ch.next(max(r-ci<<12, 0)); i >= 0 {
@@ -258,6 +302,9 @@ func (x *freeIndex) nextRank(v, r int) int {
 // firstRank returns the least rank in set v, which has a member: nextRank(v,
 // 0) for the best fit, reading one summary word per chunk. O(n/4,096).
 func (x *freeIndex) firstRank(v int) int {
+	if x.small() {
+		return bits.TrailingZeros64(x.sets[v].w0)
+	}
 	for ci, ch := range x.sets[v].chunks {
 		if ch != nil && ch.any != 0 {
 			wi := bits.TrailingZeros64(ch.any)
@@ -271,6 +318,12 @@ func (x *freeIndex) firstRank(v int) int {
 func (x *freeIndex) prevRank(v, r int) int {
 	s := x.set(v)
 	if s == nil || r < 0 {
+		return -1
+	}
+	if x.small() {
+		if w := s.w0 & (2<<uint(min(r, 63)) - 1); w != 0 { // bits 0..r (all for 63: 2<<63 is 0)
+			return 63 - bits.LeadingZeros64(w)
+		}
 		return -1
 	}
 	for ci := min(r>>12, len(s.chunks)-1); ci >= 0; ci-- {
@@ -385,6 +438,17 @@ func (x *freeIndex) ascendSet(v, r0 int, iterator btree.ItemIteratorG[key]) bool
 		return true
 	}
 	r0 = max(r0, 0)
+	if x.small() {
+		if r0 >= 64 {
+			return true
+		}
+		for w := s.w0 &^ (1<<uint(r0) - 1); w != 0; w &= w - 1 {
+			if !iterator(x.key(v, bits.TrailingZeros64(w))) {
+				return false
+			}
+		}
+		return true
+	}
 	c0, w0 := r0>>12, (r0>>6)&63
 	for ci := c0; ci < len(s.chunks); ci++ {
 		ch := s.chunks[ci]
@@ -442,6 +506,16 @@ func (x *freeIndex) DescendLessOrEqual(pivot key, iterator btree.ItemIteratorG[k
 func (x *freeIndex) descendSet(v, r0 int, iterator btree.ItemIteratorG[key]) bool {
 	s := x.set(v)
 	if s == nil || r0 < 0 {
+		return true
+	}
+	if x.small() {
+		for w := s.w0 & (2<<uint(min(r0, 63)) - 1); w != 0; {
+			b := 63 - bits.LeadingZeros64(w)
+			w &^= 1 << uint(b)
+			if !iterator(x.key(v, b)) {
+				return false
+			}
+		}
 		return true
 	}
 	c0, w0 := r0>>12, (r0>>6)&63
@@ -512,7 +586,13 @@ func (x *freeIndex) checkSets(fail func(format string, args ...any) error) error
 			}
 			continue
 		}
-		m := 0
+		m := bits.OnesCount64(s.w0)
+		if x.small() && s.chunks != nil || !x.small() && s.w0 != 0 {
+			return fail("count %d keeps its set in the wrong form for %d ranks", v, len(x.byRank))
+		}
+		if s.w0 != 0 && 63-bits.LeadingZeros64(s.w0) >= len(x.byRank) {
+			return fail("count %d holds a rank beyond the nodes", v)
+		}
 		for ci, ch := range s.chunks {
 			if ch == nil {
 				continue

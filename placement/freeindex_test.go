@@ -104,6 +104,25 @@ func TestPropertyFreeIndex(t *testing.T) {
 						t.Fatalf("step %d: index %d: firstRank(%d) = %d, nextRank from 0 %d", step, i, v, got, want)
 					}
 				}
+				// The ranks next to a rank in a count's set, against the
+				// tree's keys of that count.
+				v, r := rapid.IntRange(0, 71).Draw(t, "rank count"), rapid.IntRange(-1, nodes).Draw(t, "rank")
+				next, prev := -1, -1
+				for _, k := range want {
+					kr := int(y.x.rank[k.ord])
+					if k.n == v && kr >= r && next < 0 {
+						next = kr
+					}
+					if k.n == v && kr <= r {
+						prev = kr
+					}
+				}
+				if got := y.x.nextRank(v, r); got != next {
+					t.Fatalf("step %d: index %d: nextRank(%d, %d) = %d, want %d", step, i, v, r, got, next)
+				}
+				if got := y.x.prevRank(v, r); got != prev {
+					t.Fatalf("step %d: index %d: prevRank(%d, %d) = %d, want %d", step, i, v, r, got, prev)
+				}
 				top, _ := y.ref.Max()
 				if got, _ := y.x.Max(); got != top || y.x.largest() != top.n {
 					t.Fatalf("step %d: index %d: Max = %v, largest %d, want %v", step, i, got, y.x.largest(), top)
