@@ -381,29 +381,9 @@ func (r *round) init(in Input, opts Options) error {
 		}
 		h := ids.add()
 		if c.Running {
-			if g := c.Placement.GPUs(); g != int(c.Demand) {
-				return r.badCandidate(i, ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
+			if err := r.addRunning(i, hold, alloc); err != nil {
+				return err
 			}
-			if hold != nil {
-				if !hold.Holds(string(c.Job), c.Placement) {
-					if alloc != nil {
-						if _, ok := alloc.Allocation(string(c.Job)); !ok {
-							return r.badCandidate(i, ErrInvalidCandidate, "running but holds nothing in the placer")
-						}
-					}
-					return r.badCandidate(i, ErrInvalidCandidate, "placement differs from what the placer holds")
-				}
-			} else if alloc != nil {
-				held, ok := alloc.Allocation(string(c.Job))
-				if !ok {
-					return r.badCandidate(i, ErrInvalidCandidate, "running but holds nothing in the placer")
-				}
-				if !held.Equal(c.Placement) {
-					return r.badCandidate(i, ErrInvalidCandidate, "placement differs from what the placer holds")
-				}
-			}
-			r.running = append(r.running, int32(i))
-			r.expHeld += int(c.Demand)
 		}
 		// Candidates usually come grouped by tenant: skip the lookup then.
 		// (Ids of one length that end alike are compared whole; most of
@@ -414,23 +394,10 @@ func (r *round) init(in Input, opts Options) error {
 			ti = tenantIDs.index(c.Tenant)
 		}
 		if ti < 0 {
-			acct, ok := in.Accounts.TenantAccount(c.Tenant)
-			if !ok {
-				return r.badCandidate(i, ErrUnknownTenant, "tenant has no account")
+			var err error
+			if ti, err = r.addTenant(i, rater); err != nil {
+				return err
 			}
-			if rater != nil {
-				rate, ok := rater.TenantFairRate(c.Tenant)
-				if !ok {
-					return r.badCandidate(i, ErrUnknownTenant, "tenant has no fair rate")
-				}
-				acct = advanced(acct, rate, r.lease)
-			}
-			ti = int32(len(r.tenants))
-			tenantIDs.add(c.Tenant)
-			r.tenants = append(r.tenants, tenantRec{
-				st:      TenantState{ID: c.Tenant, Start: acct, Account: acct},
-				blocked: -1,
-			})
 			counts = append(counts, 0)
 		}
 		lastTenant, lastID = ti, c.Tenant
@@ -491,6 +458,63 @@ func (r *round) init(in Input, opts Options) error {
 	}
 	r.res.Grants = r.grants[:0] // zero past len(r.grants), see keepGrants
 	return nil
+}
+
+// addRunning checks running candidate i against what the placer holds (a
+// Holder's Holds, or an allocationer's Allocation, when it has either) and
+// counts it among the expiring jobs. Apart from init's loop, whose other
+// candidates need none of these values.
+func (r *round) addRunning(i int, hold holder, alloc allocationer) error {
+	c := &r.in[i]
+	if g := c.Placement.GPUs(); g != int(c.Demand) {
+		return r.badCandidate(i, ErrInvalidCandidate, "running with %d GPUs, demand %d", g, c.Demand)
+	}
+	if hold != nil {
+		if !hold.Holds(string(c.Job), c.Placement) {
+			if alloc != nil {
+				if _, ok := alloc.Allocation(string(c.Job)); !ok {
+					return r.badCandidate(i, ErrInvalidCandidate, "running but holds nothing in the placer")
+				}
+			}
+			return r.badCandidate(i, ErrInvalidCandidate, "placement differs from what the placer holds")
+		}
+	} else if alloc != nil {
+		held, ok := alloc.Allocation(string(c.Job))
+		if !ok {
+			return r.badCandidate(i, ErrInvalidCandidate, "running but holds nothing in the placer")
+		}
+		if !held.Equal(c.Placement) {
+			return r.badCandidate(i, ErrInvalidCandidate, "placement differs from what the placer holds")
+		}
+	}
+	r.running = append(r.running, int32(i))
+	r.expHeld += int(c.Demand)
+	return nil
+}
+
+// addTenant adds the tenant of candidate i, met for the first time, with
+// its account (its fair share advanced through rater if not nil), and
+// returns its index.
+func (r *round) addTenant(i int, rater FairRater) (int32, error) {
+	c := &r.in[i]
+	acct, ok := r.accounts.TenantAccount(c.Tenant)
+	if !ok {
+		return -1, r.badCandidate(i, ErrUnknownTenant, "tenant has no account")
+	}
+	if rater != nil {
+		rate, ok := rater.TenantFairRate(c.Tenant)
+		if !ok {
+			return -1, r.badCandidate(i, ErrUnknownTenant, "tenant has no fair rate")
+		}
+		acct = advanced(acct, rate, r.lease)
+	}
+	ti := int32(len(r.tenants))
+	r.tenantIDs.add(c.Tenant)
+	r.tenants = append(r.tenants, tenantRec{
+		st:      TenantState{ID: c.Tenant, Start: acct, Account: acct},
+		blocked: -1,
+	})
+	return ti, nil
 }
 
 // badCandidate reports candidate i, rejected by init for sentinel, unless
