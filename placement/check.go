@@ -46,7 +46,7 @@ func (c *Cluster) Check() error {
 		}
 		if n.dirty {
 			dirty++
-		} else if n.tin != (n.indexed() && len(n.domains) > 0) || n.tin && n.tfree != n.free {
+		} else if n.tin != (n.indexed() && len(n.domains) > 0) || n.tin && int(n.tfree) != n.free {
 			err = fmt.Errorf("placement: check: node %q is not listed dirty, but its domains' trees lag behind it", n.id)
 			return false
 		}
@@ -68,8 +68,9 @@ func (c *Cluster) Check() error {
 				return false
 			}
 		}
-		if len(n.domains) != len(n.topology) {
-			err = fmt.Errorf("placement: check: node %q has %d domains for %d labels", n.id, len(n.domains), len(n.topology))
+		topology := c.topology(n)
+		if len(n.domains) != len(topology) {
+			err = fmt.Errorf("placement: check: node %q has %d domains for %d labels", n.id, len(n.domains), len(topology))
 			return false
 		}
 		capacity += n.gpus
@@ -82,7 +83,7 @@ func (c *Cluster) Check() error {
 			wantFree = append(wantFree, key{n: n.free, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 		}
 		for l, ord := range n.domains {
-			if pe, ok := c.paths.Get(pathEntry{path: domainKey(n.topology, l)}); !ok || pe.ord != ord {
+			if pe, ok := c.paths.Get(pathEntry{path: domainKey(topology, l)}); !ok || pe.ord != ord {
 				err = fmt.Errorf("placement: check: node %q level %d domain %d is stale", n.id, l, ord)
 				return false
 			}
@@ -94,7 +95,7 @@ func (c *Cluster) Check() error {
 			d.members++
 			d.ranked = append(d.ranked, key{pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 			if n.tin { // the trees may lag behind the node while it is listed dirty
-				d.nodes = append(d.nodes, key{n: n.tfree, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
+				d.nodes = append(d.nodes, key{n: int(n.tfree), pre: idPrefix16(n.id), id: n.id, ord: n.ord})
 			}
 			if n.indexed() {
 				d.free += n.free

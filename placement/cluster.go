@@ -90,23 +90,27 @@ func idPrefix16(s string) [2]uint64 {
 }
 
 type nodeState struct {
-	owner    *cowToken
-	ord      int // index in Cluster.recs, immutable
-	id       string
-	pre      [2]uint64 // idPrefix16(id)
-	gpus     int
-	free     int
-	draining bool
+	owner *cowToken
+	ord   int // index in Cluster.recs, immutable
+	id    string
+	pre   [2]uint64 // idPrefix16(id)
+	gpus  int
+	free  int
 	// The node's key in its domains' indexes, which lag behind it while
-	// it is listed in Cluster.dirty: in them (tin) with tfree free GPUs. (The
-	// flags sit beside draining, so that the record takes 160 bytes.)
+	// it is listed in Cluster.dirty: in them (tin) with tfree free GPUs.
+	// (tfree and the flags share a word, so that the record takes 128
+	// bytes, two cache lines, and a group of 4 a block of 512 bytes.)
+	tfree    int32
+	draining bool
 	tin      bool
 	dirty    bool
-	tfree    int
-	topology []string // immutable, shared by copies
-	domains  []int    // domain ordinal per level, immutable, shared by copies
-	lo       uint64   // occupancy of GPUs 0..63
-	hi       []uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64
+	// domains holds the node's domain ordinal per level, immutable and
+	// shared by copies; nil for a node added with a nil topology. The
+	// labels are those of the innermost domain's path (see
+	// Cluster.topology).
+	domains []int
+	lo      uint64   // occupancy of GPUs 0..63
+	hi      []uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64
 }
 
 func (n *nodeState) held(i int) bool {
@@ -676,7 +680,8 @@ type NodeInfo struct {
 	Draining bool
 }
 
-func (n *nodeState) info() NodeInfo {
+// info returns the state of node n.
+func (c *Cluster) info(n *nodeState) NodeInfo {
 	held := make([]int, 0, n.gpus-n.free)
 	for i := range n.gpus {
 		if n.held(i) {
@@ -684,7 +689,7 @@ func (n *nodeState) info() NodeInfo {
 		}
 	}
 	return NodeInfo{
-		Node:     Node{ID: n.id, GPUs: n.gpus, Topology: slices.Clone(n.topology)},
+		Node:     Node{ID: n.id, GPUs: n.gpus, Topology: c.topology(n)},
 		Free:     n.free,
 		Held:     held,
 		Draining: n.draining,
@@ -697,13 +702,13 @@ func (c *Cluster) Node(id string) (NodeInfo, bool) {
 	if !ok {
 		return NodeInfo{}, false
 	}
-	return c.recs.at(e.ord).info(), true
+	return c.info(c.recs.at(e.ord)), true
 }
 
 // Nodes yields the state of every node in id order.
 func (c *Cluster) Nodes() iter.Seq[NodeInfo] {
 	return func(yield func(NodeInfo) bool) {
-		c.nodes.Ascend(func(e nodeEntry) bool { return yield(c.recs.at(e.ord).info()) })
+		c.nodes.Ascend(func(e nodeEntry) bool { return yield(c.info(c.recs.at(e.ord))) })
 	}
 }
 
@@ -740,6 +745,18 @@ func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 			}
 		}
 	}
+}
+
+// topology returns a new copy of node n's topology labels: those of the
+// path of its innermost domain (nil or empty as the node was added with).
+func (c *Cluster) topology(n *nodeState) []string {
+	switch {
+	case n.domains == nil:
+		return nil
+	case len(n.domains) == 0:
+		return []string{}
+	}
+	return strings.Split(c.domains.at(n.domains[len(n.domains)-1]).path, "\x00")
 }
 
 // domainKey encodes the path prefix topology[:level+1]. Labels cannot
@@ -789,12 +806,13 @@ func (c *Cluster) AddNode(n Node) error {
 		gpus:     n.GPUs,
 		free:     n.GPUs,
 		draining: true, // indexed by reindex below
-		topology: slices.Clone(n.Topology),
 	}
 	if n.GPUs > 64 {
 		ns.hi = make([]uint64, (n.GPUs-64+63)/64)
 	}
-	ns.domains = make([]int, len(n.Topology))
+	if n.Topology != nil {
+		ns.domains = make([]int, len(n.Topology))
+	}
 	c.nextNod++
 	c.recs.set(c.tok, ns.ord, ns)
 	c.nodes.ReplaceOrInsert(nodeEntry{id: ns.id, ord: ns.ord})
@@ -1078,7 +1096,7 @@ func (c *Cluster) flushDomains() {
 		if n.owner != c.tok {
 			n = c.mutNode(ord)
 		}
-		if now := n.indexed(); n.tin != now || now && n.tfree != n.free {
+		if now := n.indexed(); n.tin != now || now && int(n.tfree) != n.free {
 			for l, dord := range n.domains {
 				d := c.domains.at(dord)
 				if d.owner != c.tok {
@@ -1086,13 +1104,13 @@ func (c *Cluster) flushDomains() {
 				}
 				r := int(c.dpos[l][ord])
 				if n.tin {
-					d.nodes.remove(c.tok, n.tfree, r)
+					d.nodes.remove(c.tok, int(n.tfree), r)
 				}
 				if now {
 					d.nodes.add(c.tok, n.free, r)
 				}
 			}
-			n.tin, n.tfree = now, n.free
+			n.tin, n.tfree = now, int32(n.free)
 		}
 		n.dirty = false
 	}
@@ -1136,7 +1154,7 @@ func (c *Cluster) domainIndexes() ([][]int32, []freeIndex) {
 			pos[l][e.ord] = int32(len(x.byRank))
 			x.byRank = append(x.byRank, nodeKey(0, n))
 			if n.tin {
-				x.add(c.tok, n.tfree, int(pos[l][e.ord]))
+				x.add(c.tok, int(n.tfree), int(pos[l][e.ord]))
 			}
 		}
 		return true

@@ -3,6 +3,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -205,6 +206,45 @@ func TestRejectedAllocateTakesNoRecord(t *testing.T) {
 				t.Fatalf("%d records left in the batch, want %d", got, left)
 			}
 			verify(t, c)
+		})
+	}
+}
+
+// A node reports the topology it was added with, as given: nil stays nil,
+// an empty list stays empty, and the labels come back in order (they are
+// kept as the path of the node's innermost domain). The list is the
+// caller's own copy.
+func TestNodeReportsItsTopology(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		topology []string
+	}{
+		{"a nil topology", nil},
+		{"an empty topology", []string{}},
+		{"one label", []string{"rack-1"}},
+		{"two labels", []string{"rack-1", "switch-2"}},
+		{"a label repeated at two levels", []string{"x", "x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustCluster(t, []Node{{ID: "n", GPUs: 8, Topology: tt.topology}, {ID: "m", GPUs: 8, Topology: []string{"rack-1", "switch-3"}}})
+			info, ok := c.Node("n")
+			if !ok || !reflect.DeepEqual(info.Topology, tt.topology) {
+				t.Fatalf("Node(n).Topology = %#v, want %#v", info.Topology, tt.topology)
+			}
+			for got := range c.Nodes() {
+				if got.ID == "n" && !reflect.DeepEqual(got.Topology, tt.topology) {
+					t.Fatalf("Nodes() yields n with topology %#v, want %#v", got.Topology, tt.topology)
+				}
+			}
+			if len(info.Topology) > 0 {
+				info.Topology[0] = "changed"
+				if again, _ := c.Node("n"); !reflect.DeepEqual(again.Topology, tt.topology) {
+					t.Fatalf("a change to the returned topology reached the cluster: %#v", again.Topology)
+				}
+			}
+			if err := c.Check(); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

@@ -281,7 +281,7 @@ func TestRecordSizes(t *testing.T) {
 		{"allocEntry", unsafe.Sizeof(allocEntry{}), 16},
 		{"slotRec", unsafe.Sizeof(slotRec{}), 128},
 		{"assignRec", unsafe.Sizeof(assignRec{}), 200},
-		{"nodeState", unsafe.Sizeof(nodeState{}), 160},
+		{"nodeState", unsafe.Sizeof(nodeState{}), 128},
 		{"bitChunk", unsafe.Sizeof(bitChunk{}), 528},
 	} {
 		if tc.got != tc.want {
