@@ -1006,13 +1006,20 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	if old == now {
 		return
 	}
-	if old.indexed {
+	switch {
+	case old.indexed && now.indexed:
+		// The common change: a node that stays indexed with another
+		// free count.
+		if c.fx.valid {
+			c.fx.move(c.tok, old.free, now.free, int(c.fx.rank[n.ord]))
+		}
+		c.freeGPUs += now.free - old.free
+	case old.indexed:
 		if c.fx.valid {
 			c.fx.remove(c.tok, old.free, int(c.fx.rank[n.ord]))
 		}
 		c.freeGPUs -= old.free
-	}
-	if now.indexed {
+	case now.indexed:
 		if c.fx.valid {
 			c.fx.add(c.tok, now.free, int(c.fx.rank[n.ord]))
 		}

@@ -236,6 +236,39 @@ func (x *freeIndex) remove(tok *cowToken, v, r int) {
 	}
 }
 
+// move takes rank r from set from, which holds it, to set to, another
+// count, as remove then add do, in one call: the step of a node whose free
+// count changes while it stays in the index. O(1) plus a copy of what a
+// clone shares.
+func (x *freeIndex) move(tok *cowToken, from, to, r int) {
+	var s, t *countSet
+	if x.small() {
+		s, t = x.mutSmall(tok, from), x.mutSmall(tok, to)
+		s.w0 &^= 1 << uint(r)
+		t.w0 |= 1 << uint(r)
+	} else {
+		var ch, ct *bitChunk
+		s, ch = x.mutBits(tok, from, r)
+		t, ct = x.mutBits(tok, to, r)
+		wi, bit := (r>>6)&63, uint64(1)<<uint(r&63)
+		ch.w[wi] &^= bit
+		if ch.w[wi] == 0 {
+			ch.any &^= 1 << uint(wi)
+		}
+		ct.w[wi] |= bit
+		ct.any |= 1 << uint(wi)
+	}
+	s.n--
+	t.n++
+	if s.n == 0 {
+		x.nonEmpty[from>>6] &^= 1 << uint(from&63)
+	}
+	for to>>6 >= len(x.nonEmpty) {
+		x.nonEmpty = append(x.nonEmpty, 0)
+	}
+	x.nonEmpty[to>>6] |= 1 << uint(to&63)
+}
+
 // nextCount returns the least non-empty count ≥ v, or -1. O(counts/64).
 func (x *freeIndex) nextCount(v int) int {
 	v = max(v, 0)

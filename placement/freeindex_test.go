@@ -64,6 +64,14 @@ func TestPropertyFreeIndex(t *testing.T) {
 				for o2 := o; o2 < end; o2++ {
 					n := c.recs.at(o2)
 					r := int(tw.x.rank[o2])
+					if old, ok := tw.at[o2]; ok && v > 0 && v != old {
+						// A move between counts, in one step.
+						tw.x.move(tw.tok, old, v, r)
+						tw.ref.Delete(nodeKey(old, n))
+						tw.ref.ReplaceOrInsert(nodeKey(v, n))
+						tw.at[o2] = v
+						continue
+					}
 					if old, ok := tw.at[o2]; ok {
 						tw.x.remove(tw.tok, old, r)
 						tw.ref.Delete(nodeKey(old, n))
