@@ -356,6 +356,21 @@ type assignRec struct {
 	gpus  [8]int
 }
 
+// spanRec2 and spanRec4 are the records of allocations on up to 2 and up
+// to 4 nodes made by Assign: slots backs both the placement stored and
+// the one returned, each using its half (216 and 376 bytes), so that the
+// record and its slots take one allocation.
+type (
+	spanRec2 struct {
+		allocRec
+		slots [4]Slot
+	}
+	spanRec4 struct {
+		allocRec
+		slots [8]Slot
+	}
+)
+
 // recBatch is the most records Assign carves from one array during a burst
 // announced by [Cluster.ReserveAllocations]: 16 records of 200 bytes, one
 // allocation instead of 16. An array stays in memory until every

@@ -281,6 +281,8 @@ func TestRecordSizes(t *testing.T) {
 		{"allocEntry", unsafe.Sizeof(allocEntry{}), 16},
 		{"slotRec", unsafe.Sizeof(slotRec{}), 128},
 		{"assignRec", unsafe.Sizeof(assignRec{}), 200},
+		{"spanRec2", unsafe.Sizeof(spanRec2{}), 216},
+		{"spanRec4", unsafe.Sizeof(spanRec4{}), 376},
 		{"nodeState", unsafe.Sizeof(nodeState{}), 128},
 		{"bitChunk", unsafe.Sizeof(bitChunk{}), 528},
 	} {

@@ -291,7 +291,18 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 // own half. O(s log n + demand) for s slots.
 func (c *Cluster) assignSpan(id string, h, i uint64, demand int, taken []key) Placement {
 	k := len(taken)
-	slots := make([]Slot, 2*k)
+	var r *allocRec
+	var slots []Slot
+	switch {
+	case k <= 2:
+		sr := new(spanRec2)
+		r, slots = &sr.allocRec, sr.slots[:2*k]
+	case k <= 4:
+		sr := new(spanRec4)
+		r, slots = &sr.allocRec, sr.slots[:2*k]
+	default:
+		r, slots = new(allocRec), make([]Slot, 2*k)
+	}
 	gpus := c.assignInts(2 * demand)
 	off := 0
 	for j, x := range taken {
@@ -304,7 +315,8 @@ func (c *Cluster) assignSpan(id string, h, i uint64, demand int, taken []key) Pl
 		slots[k+j] = Slot{Node: x.id, GPUs: gpus[off : off+x.n : off+x.n]}
 		off += x.n
 	}
-	c.storeAt(&allocRec{id: id, p: Placement{Slots: slots[k:]}, ord: -1}, h, i)
+	r.id, r.p, r.ord = id, Placement{Slots: slots[k:]}, -1
+	c.storeAt(r, h, i)
 	for j, x := range taken {
 		c.markSlot(x.ord, slots[k+j], true)
 	}
