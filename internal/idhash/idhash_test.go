@@ -90,3 +90,22 @@ func TestPropertyEqualIsEquality(t *testing.T) {
 		}
 	})
 }
+
+// Equal tells apart ids of every length from 0 to 40 that differ in one
+// byte anywhere, and finds each equal to its copy: every byte position, in
+// each branch of the word reads, takes part in the comparison.
+func TestEqualReadsEveryByte(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		base := strings.Repeat("j", n)
+		if !Equal(base, strings.Clone(base)) {
+			t.Fatalf("Equal(%q, its copy) is false", base)
+		}
+		for i := range n {
+			b := []byte(base)
+			b[i] = 'k'
+			if Equal(base, string(b)) || Equal(string(b), base) {
+				t.Fatalf("Equal(%q, %q) is true", base, b)
+			}
+		}
+	}
+}
