@@ -88,7 +88,6 @@ type idSet struct {
 	seen   []uint64 // bit set: some id's hash has these top bits
 	twice  []uint64 // bit set: more than one id's hash has these top bits
 	shift  uint     // 64 − log2(bits in seen)
-	marked []int32  // the words of twice that add set bits in, to clear them
 	repeat int      // how many ids found their bit set
 }
 
@@ -97,16 +96,12 @@ type idSet struct {
 const smallIDs = 16
 
 // begin prepares the set for the ids of cands, to be hashed in order by
-// add. O(n / 8) to clear the bit set of a large list.
+// add. O(n / 32) to clear the bit sets of a large list.
 func (s *idSet) begin(cands []Candidate) {
 	n := len(cands)
 	s.names = cands
 	s.hashed = resize(s.hashed, n)
 	s.n, s.repeat = 0, 0
-	for _, w := range s.marked {
-		s.twice[w] = 0
-	}
-	s.marked = s.marked[:0]
 	if n <= smallIDs {
 		s.shift = 64 // no bit set
 		return
@@ -118,10 +113,8 @@ func (s *idSet) begin(cands []Candidate) {
 	}
 	s.seen = resize(s.seen, bits/64)
 	clear(s.seen)
-	if len(s.twice) < bits/64 {
-		s.twice = make([]uint64, bits/64) // the words marked before are cleared above
-	}
-	s.twice = s.twice[:bits/64]
+	s.twice = resize(s.twice, bits/64)
+	clear(s.twice)
 	s.shift = shift
 }
 
@@ -138,9 +131,6 @@ func (s *idSet) add() uint64 {
 		if s.seen[w]&m == 0 {
 			s.seen[w] |= m
 		} else {
-			if s.twice[w] == 0 {
-				s.marked = append(s.marked, int32(w))
-			}
 			s.twice[w] |= m
 			s.repeat++
 		}
