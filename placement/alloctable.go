@@ -94,7 +94,13 @@ func (t *allocTable) leaf(i uint64) *allocLeaf {
 	if t.pages == nil {
 		return nil
 	}
-	return t.pages[i>>(leafBits+pageBits)].leaves[(i>>leafBits)&leafMask].l
+	return t.ref(i).l
+}
+
+// ref returns the page entry of the leaf holding slot i; the table has
+// that slot.
+func (t *allocTable) ref(i uint64) *leafRef {
+	return &t.pages[i>>(leafBits+pageBits)].leaves[(i>>leafBits)&leafMask]
 }
 
 // at returns slot i.
@@ -151,7 +157,7 @@ func (t *allocTable) find(h uint64, id string) (uint64, bool) {
 	for {
 		// Read a leaf's tags in a row, without going through the page
 		// for each.
-		r := &t.pages[i>>(leafBits+pageBits)].leaves[(i>>leafBits)&leafMask]
+		r := t.ref(i)
 		for {
 			switch r.tags[i&slotMask] {
 			case 0:
@@ -278,7 +284,7 @@ func (t *allocTable) resize(tok *cowToken, size uint64) {
 // so the slots are written without the checks of set.
 func (t *allocTable) rehash(tok *cowToken, e allocEntry) {
 	for i := e.h & t.mask; ; {
-		r := &t.pages[i>>(leafBits+pageBits)].leaves[(i>>leafBits)&leafMask]
+		r := t.ref(i)
 		if r.l == nil {
 			r.l, r.owner = new(allocLeaf), tok
 		}
@@ -368,7 +374,7 @@ func (t *allocTable) check() error {
 		if e.r != nil {
 			want = hashTag(e.h)
 		}
-		if g := t.pages[i>>(leafBits+pageBits)].leaves[(i>>leafBits)&leafMask].tags[i&slotMask]; g != want {
+		if g := t.ref(i).tags[i&slotMask]; g != want {
 			return fmt.Errorf("placement: check: allocation table slot %d has tag %#x, want %#x", i, g, want)
 		}
 		if e.r == nil {
