@@ -1124,11 +1124,12 @@ func (c *Cluster) flushDomains() {
 				if d.owner != c.tok {
 					d = c.mutDomain(dord)
 				}
-				r := int(c.dpos[l][ord])
-				if n.tin {
+				switch r := int(c.dpos[l][ord]); {
+				case n.tin && now:
+					d.nodes.move(c.tok, int(n.tfree), n.free, r)
+				case n.tin:
 					d.nodes.remove(c.tok, int(n.tfree), r)
-				}
-				if now {
+				case now:
 					d.nodes.add(c.tok, n.free, r)
 				}
 			}

@@ -204,10 +204,7 @@ func (x *freeIndex) add(tok *cowToken, v, r int) {
 	}
 	s.n++
 	x.n++
-	for v>>6 >= len(x.nonEmpty) {
-		x.nonEmpty = append(x.nonEmpty, 0)
-	}
-	x.nonEmpty[v>>6] |= 1 << uint(v&63)
+	x.markNonEmpty(v)
 }
 
 // remove takes rank r out of set v, which holds it. O(1) plus a copy of
@@ -228,12 +225,7 @@ func (x *freeIndex) remove(tok *cowToken, v, r int) {
 	}
 	s.n--
 	x.n--
-	if s.n == 0 {
-		// The set and its chunks stay, for the nodes that come back
-		// to this count: best-fit packing empties and refills the
-		// partly free counts all the time.
-		x.nonEmpty[v>>6] &^= 1 << uint(v&63)
-	}
+	x.leftEmpty(s, v)
 }
 
 // move takes rank r from set from, which holds it, to set to, another
@@ -260,13 +252,25 @@ func (x *freeIndex) move(tok *cowToken, from, to, r int) {
 	}
 	s.n--
 	t.n++
-	if s.n == 0 {
-		x.nonEmpty[from>>6] &^= 1 << uint(from&63)
-	}
-	for to>>6 >= len(x.nonEmpty) {
+	x.leftEmpty(s, from)
+	x.markNonEmpty(to)
+}
+
+// markNonEmpty records that set v has a member.
+func (x *freeIndex) markNonEmpty(v int) {
+	for v>>6 >= len(x.nonEmpty) {
 		x.nonEmpty = append(x.nonEmpty, 0)
 	}
-	x.nonEmpty[to>>6] |= 1 << uint(to&63)
+	x.nonEmpty[v>>6] |= 1 << uint(v&63)
+}
+
+// leftEmpty clears set v's emptiness bit if s, set v, has no member left.
+// The set and its chunks stay, for the nodes that come back to this count:
+// best-fit packing empties and refills the partly free counts all the time.
+func (x *freeIndex) leftEmpty(s *countSet, v int) {
+	if s.n == 0 {
+		x.nonEmpty[v>>6] &^= 1 << uint(v&63)
+	}
 }
 
 // nextCount returns the least non-empty count ≥ v, or -1. O(counts/64).
