@@ -673,6 +673,22 @@ func (r *round) score(e *candEntry) Score {
 	return s
 }
 
+// putScore writes score(e) to *s field by field, without the temporary
+// Score that an assignment of score(e) builds and copies.
+func (r *round) putScore(s *Score, e *candEntry) {
+	if e.slen > 2 {
+		*s = r.rest[e.ci]
+		return
+	}
+	s.n = e.slen
+	s.v[0] = e.k0
+	s.v[1] = 0
+	if e.slen == 2 {
+		s.v[1] = math.Float64frombits(e.k1)
+	}
+	s.v[2], s.v[3] = 0, 0
+}
+
 // noSubmitKey is the submit key of an entry that has none, and
 // unknownSubmitKey that of an entry whose key is yet to be found: no
 // Submit's key takes these values.
@@ -1299,12 +1315,25 @@ func (r *round) addReason(rs Reason) int32 {
 // the tenant. It reads the candidate from e and its tenant's id from the
 // tenant, not r.in[e.ci] (see candEntry).
 func (r *round) grant(e *candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
-	ci := e.ci
-	t := &r.tenants[ti]
-	var before TenantState
 	if r.opts.Trace != nil {
-		before = t.st
+		r.grantTraced(e, ti, stage, kind, p, preempts)
+		return
 	}
+	r.addGrant(e, ti, stage, kind, p, preempts)
+}
+
+// grantTraced is grant with an Options.Trace hook to call: apart, so that
+// the grant of a round without one copies no tenant state and keeps a
+// small frame.
+func (r *round) grantTraced(e *candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) {
+	before := r.tenants[ti].st
+	g := r.addGrant(e, ti, stage, kind, p, preempts)
+	r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: r.in[e.ci], Reward: g.Reward, Granted: true, Grant: *g})
+}
+
+// addGrant pre-credits tenant ti, appends the grant and returns it.
+func (r *round) addGrant(e *candEntry, ti int32, stage Stage, kind GrantKind, p placement.Placement, preempts []ledger.JobID) *Grant {
+	t := &r.tenants[ti]
 	demand := r.demand(e)
 	rhoBefore := t.st.Account.Rho
 	t.st.Account = withAlloc(t.st.Account, preCredit(demand, r.lease))
@@ -1321,13 +1350,11 @@ func (r *round) grant(e *candEntry, ti int32, stage Stage, kind GrantKind, p pla
 	g := &r.res.Grants[n]
 	g.Job, g.Tenant, g.Demand, g.Kind, g.Stage = e.job, t.st.ID, demand, kind, stage
 	g.Placement, g.Preempts = p, preempts
-	g.Reward = r.score(e)
+	r.putScore(&g.Reward, e)
 	g.TenantRhoBefore, g.TenantRhoAfter = rhoBefore, t.st.Account.Rho
 	r.grantedGPUs += int(demand)
 	r.steps++
-	if r.opts.Trace != nil {
-		r.opts.Trace(Step{N: r.steps, Stage: stage, Tenant: before, Job: r.in[ci], Reward: g.Reward, Granted: true, Grant: *g})
-	}
+	return g
 }
 
 // growGrants makes room for more grants. Grant is a large struct and a
