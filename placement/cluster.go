@@ -372,13 +372,18 @@ type (
 )
 
 // recBatch is the most records Assign carves from one array during a burst
-// announced by [Cluster.ReserveAllocations]: 16 records of 200 bytes, one
-// allocation instead of 16. An array stays in memory until every
-// allocation in it is released and no caller holds a placement Assign
-// returned from it, so a burst's records may keep up to 15 released
-// neighbours each (3 KiB per allocation at the very most); outside a
-// burst every record is its own allocation.
-const recBatch = 16
+// announced by [Cluster.ReserveAllocations]: an array holds as many records
+// as the burst has allocations left, up to 163 records of 200 bytes
+// (32,600 bytes, which the allocator's 32 KiB size class holds with little
+// waste, where a larger array is rounded up to whole pages of 8 KiB), one
+// allocation instead of hundreds where a round on an idle cluster makes
+// tens of thousands. An array stays in memory until every allocation in it
+// is released and no caller holds a placement Assign returned from it, so
+// one record of a burst may keep up to 162 released neighbours alive
+// (32 KiB for one allocation at the very most), though the arrays of a
+// burst of n allocations never take more than the memory of n records;
+// outside a burst every record is its own allocation.
+const recBatch = 163
 
 // newAssignRec returns a zero record for Assign: carved from the current
 // batch while a reserved burst lasts (see recBatch), else allocated alone.
@@ -408,23 +413,30 @@ func carve[T any](batch *[]T, n int) *T {
 // assignInts returns an empty slice with room for k ints, for the GPU
 // indices of an Assign record that does not hold them: carved from the
 // current array while a reserved burst lasts, as the records are (see
-// recBatch: an array of intBatch ints stays in memory as long as any of
-// the placements carved from it), else allocated alone.
+// recBatch: an array stays in memory as long as any of the placements
+// carved from it: up to maxIntBatch ints, 32 KiB, for one allocation at
+// the very most), else allocated alone.
 func (c *Cluster) assignInts(k int) []int {
 	if len(c.ints) < k {
 		if c.burst <= 1 {
 			return make([]int, 0, k)
 		}
-		c.ints = make([]int, max(k, intBatch))
+		c.ints = make([]int, max(k, min(max(intBatch, 4*c.burst), maxIntBatch)))
 	}
 	s := c.ints[:0:k]
 	c.ints = c.ints[k:]
 	return s
 }
 
-// intBatch is the length of the arrays assignInts carves: room for the
-// GPU indices of 16 allocations of 8 GPUs (each held twice, see assignRec).
-const intBatch = 256
+// intBatch and maxIntBatch bound the length of the arrays assignInts
+// carves: room for four ints per allocation the burst has left (a
+// production mix averages about three), at least the GPU indices of 16
+// allocations of 8 GPUs (each held twice, see assignRec) and at most 4,096
+// ints (32 KiB, a size class of the allocator).
+const (
+	intBatch    = 256
+	maxIntBatch = 4096
+)
 
 // slotBatch is how many records of Allocate's one-node allocations
 // (slotRec) come in one array: 4 records of 128 bytes, one allocation
@@ -459,9 +471,9 @@ func (c *Cluster) newAllocRec(id string, p Placement, ord int) *allocRec {
 // holds, so that a caller about to make many (a scheduling round on an idle
 // cluster makes tens of thousands) grows the allocation index once instead
 // of doubling it each time it fills, and the records of the next n
-// one-node allocations [Cluster.Assign] makes are allocated 16 at a time,
-// their GPU indices too (see recBatch and assignInts for the memory this
-// may keep). It changes nothing a caller
+// one-node allocations [Cluster.Assign] makes are allocated up to 163 at a
+// time, their GPU indices too (see recBatch and assignInts for the memory
+// this may keep). It changes nothing a caller
 // can see. n ≤ 0 does nothing, and n counts at most the GPUs no allocation holds
 // (each allocation holds one at least). O(allocations + n) if the index
 // grows, else O(1).

@@ -285,6 +285,8 @@ func TestRecordSizes(t *testing.T) {
 		{"spanRec4", unsafe.Sizeof(spanRec4{}), 376},
 		{"nodeState", unsafe.Sizeof(nodeState{}), 128},
 		{"bitChunk", unsafe.Sizeof(bitChunk{}), 528},
+		{"a full array of Assign's records", unsafe.Sizeof([recBatch]assignRec{}), 32600},
+		{"a full array of Assign's GPU indices", unsafe.Sizeof([maxIntBatch]int{}), 32 << 10},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s is %d bytes, its doc says %d", tc.name, tc.got, tc.want)
