@@ -320,7 +320,7 @@ type allocEntry struct {
 
 // allocRec is an allocation's record, immutable once stored. A one-node
 // allocation's record is the head of a larger object that also holds its
-// slot and, for a few GPUs, their indices (slotRec, assignRec), so that it
+// slot and, for a few GPUs, their indices (slotRec, gpuRec), so that it
 // costs one allocation.
 //
 // owner is the token of the cluster that stored it: while that cluster
@@ -348,12 +348,22 @@ type slotRec struct {
 }
 
 // assignRec is the record of a one-node allocation made by Assign: slots[1]
-// backs p.Slots and slots[0] is the copy Assign returns; gpus holds the GPU
-// indices of both up to 4 GPUs (200 bytes).
+// backs p.Slots and slots[0] is the copy Assign returns (136 bytes). The
+// GPU indices of both are in the same object outside a burst (gpuRec) and
+// carved from an array of ints during one (see assignInts): an array that
+// holds no pointer, which the collector does not scan, and each record
+// takes only the ints it uses.
 type assignRec struct {
 	allocRec
 	slots [2]Slot
-	gpus  [8]int
+}
+
+// gpuRec is the record of a one-node allocation made by Assign outside a
+// burst: gpus holds the GPU indices of the allocation's two placements up
+// to 4 GPUs (200 bytes).
+type gpuRec struct {
+	assignRec
+	gpus [8]int
 }
 
 // spanRec2 and spanRec4 are the records of allocations on up to 2 and up
@@ -373,29 +383,37 @@ type (
 
 // recBatch is the most records Assign carves from one array during a burst
 // announced by [Cluster.ReserveAllocations]: an array holds as many records
-// as the burst has allocations left, up to 163 records of 200 bytes
-// (32,600 bytes, which the allocator's 32 KiB size class holds with little
+// as the burst has allocations left, up to 240 records of 136 bytes
+// (32,640 bytes, which the allocator's 32 KiB size class holds with little
 // waste, where a larger array is rounded up to whole pages of 8 KiB), one
 // allocation instead of hundreds where a round on an idle cluster makes
 // tens of thousands. An array stays in memory until every allocation in it
 // is released and no caller holds a placement Assign returned from it, so
-// one record of a burst may keep up to 162 released neighbours alive
-// (32 KiB for one allocation at the very most), though the arrays of a
-// burst of n allocations never take more than the memory of n records;
-// outside a burst every record is its own allocation.
-const recBatch = 163
+// one record of a burst may keep up to 239 released neighbours alive
+// (32 KiB, and as much again in its array of GPU indices, see assignInts,
+// for one allocation at the very most), though the arrays of a burst of n
+// allocations never take more than the memory of n records; outside a
+// burst every record is its own allocation.
+const recBatch = 240
 
-// newAssignRec returns a zero record for Assign: carved from the current
-// batch while a reserved burst lasts (see recBatch), else allocated alone.
-// A clone starts without a batch, so no two clusters carve from the same
-// array.
-func (c *Cluster) newAssignRec() *assignRec {
+// newAssignRec returns a zero record for Assign of demand GPUs and an
+// empty slice with room for the GPU indices of its two placements: carved
+// from the current arrays while a reserved burst lasts (see recBatch and
+// assignInts), else one allocation holding both, as a gpuRec, up to 4
+// GPUs. A clone starts without a batch, so no two clusters carve from the
+// same array.
+func (c *Cluster) newAssignRec(demand int) (*assignRec, []int) {
 	if len(c.recs1) == 0 && c.burst <= 1 {
 		c.burst = 0
-		return new(assignRec)
+		if 2*demand > len(gpuRec{}.gpus) {
+			return new(assignRec), make([]int, 0, 2*demand)
+		}
+		r := new(gpuRec)
+		return &r.assignRec, r.gpus[:0]
 	}
+	gpus := c.assignInts(2 * demand)
 	c.burst--
-	return carve(&c.recs1, min(c.burst+1, recBatch))
+	return carve(&c.recs1, min(c.burst+1, recBatch)), gpus
 }
 
 // carve returns the first element of *batch and drops it from the batch,
@@ -421,7 +439,7 @@ func (c *Cluster) assignInts(k int) []int {
 		if c.burst <= 1 {
 			return make([]int, 0, k)
 		}
-		c.ints = make([]int, max(k, min(max(intBatch, 4*c.burst), maxIntBatch)))
+		c.ints = make([]int, max(k, min(max(intBatch, 8*c.burst), maxIntBatch)))
 	}
 	s := c.ints[:0:k]
 	c.ints = c.ints[k:]
@@ -429,10 +447,10 @@ func (c *Cluster) assignInts(k int) []int {
 }
 
 // intBatch and maxIntBatch bound the length of the arrays assignInts
-// carves: room for four ints per allocation the burst has left (a
-// production mix averages about three), at least the GPU indices of 16
-// allocations of 8 GPUs (each held twice, see assignRec) and at most 4,096
-// ints (32 KiB, a size class of the allocator).
+// carves: room for eight ints per allocation the burst has left (each GPU
+// is held twice, see assignRec, and a production mix averages about three
+// GPUs an allocation), at least the GPU indices of 16 allocations of 8
+// GPUs and at most 4,096 ints (32 KiB, a size class of the allocator).
 const (
 	intBatch    = 256
 	maxIntBatch = 4096

@@ -280,12 +280,13 @@ func TestRecordSizes(t *testing.T) {
 	}{
 		{"allocEntry", unsafe.Sizeof(allocEntry{}), 16},
 		{"slotRec", unsafe.Sizeof(slotRec{}), 128},
-		{"assignRec", unsafe.Sizeof(assignRec{}), 200},
+		{"assignRec", unsafe.Sizeof(assignRec{}), 136},
+		{"gpuRec", unsafe.Sizeof(gpuRec{}), 200},
 		{"spanRec2", unsafe.Sizeof(spanRec2{}), 216},
 		{"spanRec4", unsafe.Sizeof(spanRec4{}), 376},
 		{"nodeState", unsafe.Sizeof(nodeState{}), 128},
 		{"bitChunk", unsafe.Sizeof(bitChunk{}), 528},
-		{"a full array of Assign's records", unsafe.Sizeof([recBatch]assignRec{}), 32600},
+		{"a full array of Assign's records", unsafe.Sizeof([recBatch]assignRec{}), 32640},
 		{"a full array of Assign's GPU indices", unsafe.Sizeof([maxIntBatch]int{}), 32 << 10},
 	} {
 		if tc.got != tc.want {

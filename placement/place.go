@@ -327,20 +327,12 @@ func (c *Cluster) assignSpan(id string, h, i uint64, demand int, taken []key) Pl
 // that many free, under id (hash h, not held, to be stored in slot i of
 // the allocation table, which allocs.probe returned for it) and returns
 // the placement: AssignHashed's single-node case. The returned and the
-// stored placement share the record and the GPU indices (in the record up
-// to 4 GPUs, else carved as the record is, see assignInts), each using its
-// own half of them. On a node of up to 64 GPUs the GPUs are taken from the
+// stored placement share the record and the GPU indices (see
+// newAssignRec), each using its own half of them. On a node of up to 64 GPUs the GPUs are taken from the
 // occupancy bits in one pass, which marks them held. O(demand), plus the
 // reindexing of the node (see reindex).
 func (c *Cluster) assignOne(id string, h, i uint64, demand, ord int) Placement {
-	var gpus []int
-	if 2*demand > len(assignRec{}.gpus) {
-		gpus = c.assignInts(2 * demand)
-	}
-	r := c.newAssignRec()
-	if gpus == nil {
-		gpus = r.gpus[:0]
-	}
+	r, gpus := c.newAssignRec(demand)
 	n := c.recs.at(ord)
 	if n.owner != c.tok {
 		n = c.mutNode(ord)
