@@ -8,6 +8,12 @@ import (
 // The allocation index is a hash table with open addressing and linear
 // probing, keyed by the 64-bit hash of the allocation id (idhash.String),
 // whose slots are copy-on-write: 16 slots to a leaf, 64 leaves to a page.
+// A slot holds a pointer to the allocation's record, which holds the hash
+// (allocRec.h): eight bytes a slot, so that the inserts of a burst into a
+// large table write half as many cache lines of slots as they would with
+// the hash beside the pointer, and a table takes half the memory; a
+// delete reads the records of the entries after it in its probe run (at
+// most a few), and a resize every record.
 // A clone copies the list of pages, one pointer per 1,024 slots, and an
 // insert copies at most one page of pointers and one leaf of slots that a
 // clone still shares (a delete, those its probe run crosses: rarely more
@@ -18,7 +24,7 @@ import (
 //
 // Beside each leaf's pointer a page keeps a tag byte per slot of the leaf
 // (see hashTag), zero for an empty slot: a probe reads the tags, in pages
-// that take an eighth of the memory of the slots and stay in the cache
+// that take a quarter of the memory of the slots and stay in the cache
 // where the slots do not, and reads a slot only where its tag matches. A
 // lookup of an id the table does not hold, such as the duplicate check
 // before an insert, mostly reads no slot at all, and the insert that
@@ -33,9 +39,9 @@ const (
 	minAllocSlots = 1 << leafBits
 )
 
-// allocLeaf holds 16 slots (256 bytes, four cache lines); an empty slot
-// has a nil record.
-type allocLeaf [1 << leafBits]allocEntry
+// allocLeaf holds 16 slots (128 bytes, two cache lines); an empty slot
+// is nil.
+type allocLeaf [1 << leafBits]*allocRec
 
 // allocPage holds 64 leaves (see leafRef): a leaf is changed in place
 // only by its owner.
@@ -104,23 +110,23 @@ func (t *allocTable) ref(i uint64) *leafRef {
 }
 
 // at returns slot i.
-func (t *allocTable) at(i uint64) allocEntry {
+func (t *allocTable) at(i uint64) *allocRec {
 	if l := t.leaf(i); l != nil {
 		return l[i&slotMask]
 	}
-	return allocEntry{}
+	return nil
 }
 
-// set makes e slot i, copying its page and leaf first unless tok owns them.
+// set makes e slot i (nil to empty it), copying its page and leaf first unless tok owns them.
 // When tok owns both, as it does all of a table it has grown and most of
 // one it has written since a clone, only the slot is written: the page's
 // pointers, which a copy would change, are left alone (each write of a
 // pointer costs a write-barrier check and dirties the page's cache line).
-func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
+func (t *allocTable) set(tok *cowToken, i uint64, e *allocRec) {
 	pi := i >> (leafBits + pageBits)
 	li := (i >> leafBits) & leafMask
 	var tag uint8
-	if e.r != nil {
+	if e != nil {
 		tag = hashTag(e.h)
 	}
 	if p := t.pages[pi]; p.owner == tok {
@@ -135,7 +141,7 @@ func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
 	r := &p.leaves[li]
 	switch {
 	case r.l == nil:
-		if e.r == nil {
+		if e == nil {
 			return // already empty
 		}
 		r.l = new(allocLeaf)
@@ -150,7 +156,8 @@ func (t *allocTable) set(tok *cowToken, i uint64, e allocEntry) {
 
 // find returns the slot of id (hash h) and true, or the empty slot that
 // ends its probe run and false. The table has at least one slot. It reads
-// the tags of the probe run, and a slot only where the tag matches.
+// the tags of the probe run, and a slot and its record only where the tag
+// matches.
 func (t *allocTable) find(h uint64, id string) (uint64, bool) {
 	tag := hashTag(h)
 	i := h & t.mask
@@ -163,7 +170,7 @@ func (t *allocTable) find(h uint64, id string) (uint64, bool) {
 			case 0:
 				return i, false
 			case tag:
-				if e := &r.l[i&slotMask]; e.h == h && e.r.id == id {
+				if e := r.l[i&slotMask]; e.h == h && e.id == id {
 					return i, true
 				}
 			}
@@ -184,14 +191,14 @@ func (t *allocTable) get(h uint64, id string) (*allocRec, bool) {
 	if !ok {
 		return nil, false
 	}
-	return t.at(i).r, true
+	return t.at(i), true
 }
 
-// insert stores e unless an entry with its id is there already, and
-// reports whether it did; tok owns what it copies. O(1) expected
-// (amortized over the doublings, each O(capacity)).
-func (t *allocTable) insert(tok *cowToken, e allocEntry) bool {
-	i, dup := t.probe(e.h, e.r.id)
+// insert stores e, filed under e.h, unless an entry with its id is there
+// already, and reports whether it did; tok owns what it copies. O(1)
+// expected (amortized over the doublings, each O(capacity)).
+func (t *allocTable) insert(tok *cowToken, e *allocRec) bool {
+	i, dup := t.probe(e.h, e.id)
 	if dup {
 		return false
 	}
@@ -209,13 +216,14 @@ func (t *allocTable) probe(h uint64, id string) (uint64, bool) {
 	return t.find(h, id)
 }
 
-// insertAt stores e, whose id t does not hold, in slot i, which probe has
-// returned for it with t unchanged since: that slot, without a second
-// look, unless the table must grow first. O(1) amortized, as insert.
-func (t *allocTable) insertAt(tok *cowToken, i uint64, e allocEntry) {
+// insertAt stores e, filed under e.h, whose id t does not hold, in slot
+// i, which probe has returned for it with t unchanged since: that slot,
+// without a second look, unless the table must grow first. O(1)
+// amortized, as insert.
+func (t *allocTable) insertAt(tok *cowToken, i uint64, e *allocRec) {
 	if t.pages == nil || uint64(t.n+1)*2 > t.mask+1 {
 		t.grow(tok)
-		i, _ = t.find(e.h, e.r.id)
+		i, _ = t.find(e.h, e.id)
 	}
 	t.set(tok, i, e)
 	t.n++
@@ -250,8 +258,8 @@ func (t *allocTable) reserve(tok *cowToken, n int) {
 }
 
 // resize makes the table size slots, a power of two that holds its entries
-// at a load of at most one half, and stores every entry again.
-// O(capacity).
+// at a load of at most one half, and stores every entry again, reading its
+// hash from its record. O(capacity).
 //
 // Its leaves come in one array, allocated at once: a table is resized to
 // fill more than a quarter of its slots (a growth doubles a table half
@@ -273,7 +281,7 @@ func (t *allocTable) resize(tok *cowToken, size uint64) {
 		}
 		t.pages[i] = p
 	}
-	old.all(func(e allocEntry) bool {
+	old.all(func(e *allocRec) bool {
 		t.rehash(tok, e)
 		return true
 	})
@@ -282,7 +290,7 @@ func (t *allocTable) resize(tok *cowToken, size uint64) {
 // rehash puts e, whose id t does not hold, in the empty slot that ends its
 // probe run, in a table grow has just made: tok owns every page and leaf,
 // so the slots are written without the checks of set.
-func (t *allocTable) rehash(tok *cowToken, e allocEntry) {
+func (t *allocTable) rehash(tok *cowToken, e *allocRec) {
 	for i := e.h & t.mask; ; {
 		r := t.ref(i)
 		if r.l == nil {
@@ -305,19 +313,19 @@ func (t *allocTable) rehash(tok *cowToken, e allocEntry) {
 // delete removes the entry of id, whose hash is h, and returns it. The
 // entries after it in its probe run move back (backward-shift deletion),
 // so that no tombstone is left and every entry stays reachable from its
-// home slot. O(1) expected.
-func (t *allocTable) delete(tok *cowToken, h uint64, id string) (allocEntry, bool) {
+// home slot (read from each one's record). O(1) expected.
+func (t *allocTable) delete(tok *cowToken, h uint64, id string) (*allocRec, bool) {
 	if t.n == 0 {
-		return allocEntry{}, false
+		return nil, false
 	}
 	i, ok := t.find(h, id)
 	if !ok {
-		return allocEntry{}, false
+		return nil, false
 	}
 	out := t.at(i)
 	for j := (i + 1) & t.mask; ; j = (j + 1) & t.mask {
 		e := t.at(j)
-		if e.r == nil {
+		if e == nil {
 			break
 		}
 		// e may fill the hole at i unless its home slot lies cyclically
@@ -328,20 +336,20 @@ func (t *allocTable) delete(tok *cowToken, h uint64, id string) (allocEntry, boo
 			i = j
 		}
 	}
-	t.set(tok, i, allocEntry{})
+	t.set(tok, i, nil)
 	t.n--
 	return out, true
 }
 
 // all yields every entry, in slot order. O(capacity).
-func (t *allocTable) all(yield func(allocEntry) bool) {
+func (t *allocTable) all(yield func(*allocRec) bool) {
 	for _, p := range t.pages {
 		for _, r := range p.leaves {
 			if r.l == nil {
 				continue
 			}
 			for _, e := range r.l {
-				if e.r != nil && !yield(e) {
+				if e != nil && !yield(e) {
 					return
 				}
 			}
@@ -371,23 +379,23 @@ func (t *allocTable) check() error {
 	for i := range size {
 		e := t.at(i)
 		want := uint8(0)
-		if e.r != nil {
+		if e != nil {
 			want = hashTag(e.h)
 		}
 		if g := t.ref(i).tags[i&slotMask]; g != want {
 			return fmt.Errorf("placement: check: allocation table slot %d has tag %#x, want %#x", i, g, want)
 		}
-		if e.r == nil {
+		if e == nil {
 			continue
 		}
 		n++
 		for j := e.h & t.mask; j != i; j = (j + 1) & t.mask {
-			if t.at(j).r == nil {
-				return fmt.Errorf("placement: check: allocation %q in slot %d is cut off from its home slot %d", e.r.id, i, e.h&t.mask)
+			if t.at(j) == nil {
+				return fmt.Errorf("placement: check: allocation %q in slot %d is cut off from its home slot %d", e.id, i, e.h&t.mask)
 			}
 		}
-		if k, ok := t.find(e.h, e.r.id); !ok || k != i {
-			return fmt.Errorf("placement: check: allocation %q stored twice", e.r.id)
+		if k, ok := t.find(e.h, e.id); !ok || k != i {
+			return fmt.Errorf("placement: check: allocation %q stored twice", e.id)
 		}
 	}
 	if n != t.n {

@@ -44,7 +44,7 @@ func (x *allocTwin) clone() *allocTwin {
 // insert inserts id s (hash h) and requires the table to agree with the
 // map on whether s was new.
 func (x *allocTwin) insert(t *rapid.T, step int, h uint64, s string) {
-	if ok := x.tab.insert(x.tok, allocEntry{h: h, r: &allocRec{id: s}}); ok == x.want[s] {
+	if ok := x.tab.insert(x.tok, &allocRec{id: s, h: h}); ok == x.want[s] {
 		t.Fatalf("step %d: insert(%q) = %t, held %t", step, s, ok, x.want[s])
 	}
 	x.want[s] = true
@@ -53,9 +53,9 @@ func (x *allocTwin) insert(t *rapid.T, step int, h uint64, s string) {
 // delete deletes id s (hash h) and requires the table to agree with the
 // map on whether it held s, and to hand back s's own entry.
 func (x *allocTwin) delete(t *rapid.T, step int, h uint64, s string) {
-	e, ok := x.tab.delete(x.tok, h, s)
-	if ok != x.want[s] || ok && e.r.id != s {
-		t.Fatalf("step %d: delete(%q) = %v, %t, held %t", step, s, e.r, ok, x.want[s])
+	r, ok := x.tab.delete(x.tok, h, s)
+	if ok != x.want[s] || ok && r.id != s {
+		t.Fatalf("step %d: delete(%q) = %v, %t, held %t", step, s, r, ok, x.want[s])
 	}
 	delete(x.want, s)
 }
@@ -124,9 +124,9 @@ func TestPropertyAllocTable(t *testing.T) {
 			for i, y := range ts {
 				y.verify(t, step, i, hash, "job-%d", 41)
 				n := 0
-				for e := range y.tab.all {
-					if !y.want[e.r.id] {
-						t.Fatalf("step %d: table %d yields %q, not held", step, i, e.r.id)
+				for r := range y.tab.all {
+					if !y.want[r.id] {
+						t.Fatalf("step %d: table %d yields %q, not held", step, i, r.id)
 					}
 					n++
 				}

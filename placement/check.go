@@ -136,27 +136,27 @@ func (c *Cluster) Check() error {
 	if err := c.allocs.check(); err != nil {
 		return err
 	}
-	c.allocs.all(func(e allocEntry) bool {
-		if e.h != idhash.String(e.r.id) {
-			err = fmt.Errorf("placement: check: allocation %q indexed under a stale hash", e.r.id)
+	c.allocs.all(func(r *allocRec) bool {
+		if r.h != idhash.String(r.id) {
+			err = fmt.Errorf("placement: check: allocation %q indexed under a stale hash", r.id)
 			return false
 		}
-		for i, s := range e.r.p.Slots {
-			if i > 0 && s.Node <= e.r.p.Slots[i-1].Node {
-				err = fmt.Errorf("placement: check: allocation %q slots not ordered by node", e.r.id)
+		for i, s := range r.p.Slots {
+			if i > 0 && s.Node <= r.p.Slots[i-1].Node {
+				err = fmt.Errorf("placement: check: allocation %q slots not ordered by node", r.id)
 				return false
 			}
 			ne, ok := c.nodes.Get(nodeEntry{id: s.Node})
 			if !ok {
-				err = fmt.Errorf("placement: check: allocation %q on unknown node %q", e.r.id, s.Node)
+				err = fmt.Errorf("placement: check: allocation %q on unknown node %q", r.id, s.Node)
 				return false
 			}
-			if len(e.r.p.Slots) == 1 && e.r.ord >= 0 && int(e.r.ord) != ne.ord {
-				err = fmt.Errorf("placement: check: allocation %q records node ordinal %d, node %q has %d", e.r.id, e.r.ord, s.Node, ne.ord)
+			if len(r.p.Slots) == 1 && r.ord >= 0 && int(r.ord) != ne.ord {
+				err = fmt.Errorf("placement: check: allocation %q records node ordinal %d, node %q has %d", r.id, r.ord, s.Node, ne.ord)
 				return false
 			}
 			if len(s.GPUs) == 0 || !slices.IsSorted(s.GPUs) {
-				err = fmt.Errorf("placement: check: allocation %q on node %q has GPUs %v", e.r.id, s.Node, s.GPUs)
+				err = fmt.Errorf("placement: check: allocation %q on node %q has GPUs %v", r.id, s.Node, s.GPUs)
 				return false
 			}
 			got[s.Node] = append(got[s.Node], s.GPUs...)

@@ -30,7 +30,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	}
 	anyEntry := func(c *Cluster) uint64 {
 		for i := range c.allocs.mask + 1 {
-			if c.allocs.at(i).r != nil {
+			if c.allocs.at(i) != nil {
 				return i
 			}
 		}
@@ -45,18 +45,18 @@ func TestCheckFindsCorruption(t *testing.T) {
 			i := anyEntry(c)
 			e := c.allocs.at(i)
 			j := (i + 7) & c.allocs.mask
-			for c.allocs.at(j).r != nil || c.allocs.at((j-1)&c.allocs.mask).r != nil {
+			for c.allocs.at(j) != nil || c.allocs.at((j-1)&c.allocs.mask) != nil {
 				j = (j + 1) & c.allocs.mask
 			}
-			c.allocs.set(c.tok, i, allocEntry{})
+			c.allocs.set(c.tok, i, nil)
 			c.allocs.set(c.tok, j, e)
 		}},
 		{"the allocation table miscounts its entries", func(c *Cluster) { c.allocs.n++ }},
 		{"an allocation is indexed under another hash", func(c *Cluster) {
 			i := anyEntry(c)
-			e := c.allocs.at(i)
+			e := *c.allocs.at(i)
 			e.h ^= 1 << 40 // the same home slot in a small table
-			c.allocs.set(c.tok, i, e)
+			c.allocs.set(c.tok, i, &e)
 		}},
 		{"a node sits in the wrong count of the free index", func(c *Cluster) {
 			n := c.recs.at(ord(c, "n2"))

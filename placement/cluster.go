@@ -306,18 +306,6 @@ func (lv *levelIndex) clone() *levelIndex {
 	return out
 }
 
-// allocEntry is an allocation in the index (allocTable), a slot of its hash
-// table: a search compares the 64-bit hashes held in the slots and reads an
-// id's bytes, which live elsewhere in memory, only on a hash match.
-// [Cluster.Allocations], the one reader that wants the id order, sorts. The
-// entry is 16 bytes, the rest of the allocation being in its record, so
-// that the table's leaves are small to copy when a clone first changes
-// them. An empty slot has a nil record.
-type allocEntry struct {
-	h uint64 // idhash.String(r.id)
-	r *allocRec
-}
-
 // allocRec is an allocation's record, immutable once stored. A one-node
 // allocation's record is the head of a larger object that also holds its
 // slot and, for a few GPUs, their indices (slotRec, gpuRec), so that it
@@ -327,9 +315,17 @@ type allocEntry struct {
 // keeps the token (it has not been cloned since), no other cluster holds
 // the record, and Release may give its placement to the caller without a
 // copy.
+//
+// h is the hash under which the allocation table files it
+// (idhash.String(id)), kept here rather than beside the pointer in the
+// table's slot (see allocLeaf), so that the slots of a large table take
+// half the memory: a lookup reads the record only where the slot's tag
+// matches (and a caller that finds it reads it anyway), a delete the
+// records of the entries it may move back.
 type allocRec struct {
 	owner *cowToken
 	id    string
+	h     uint64
 	p     Placement
 	// ord is the ordinal of the node of a one-slot placement, or -1, so
 	// that releasing or looking past the allocation finds its node without
@@ -339,7 +335,7 @@ type allocRec struct {
 }
 
 // slotRec is the record of a one-node allocation stored by Allocate: the
-// record, the slot p.Slots names and, up to 4 GPUs, the GPU indices (128
+// record, the slot p.Slots names and, up to 4 GPUs, the GPU indices (136
 // bytes).
 type slotRec struct {
 	allocRec
@@ -348,7 +344,7 @@ type slotRec struct {
 }
 
 // assignRec is the record of a one-node allocation made by Assign: slots[1]
-// backs p.Slots and slots[0] is the copy Assign returns (136 bytes). The
+// backs p.Slots and slots[0] is the copy Assign returns (144 bytes). The
 // GPU indices of both are in the same object outside a burst (gpuRec) and
 // carved from an array of ints during one (see assignInts): an array that
 // holds no pointer, which the collector does not scan, and each record
@@ -360,7 +356,7 @@ type assignRec struct {
 
 // gpuRec is the record of a one-node allocation made by Assign outside a
 // burst: gpus holds the GPU indices of the allocation's two placements up
-// to 4 GPUs (200 bytes).
+// to 4 GPUs (208 bytes).
 type gpuRec struct {
 	assignRec
 	gpus [8]int
@@ -368,7 +364,7 @@ type gpuRec struct {
 
 // spanRec2 and spanRec4 are the records of allocations on up to 2 and up
 // to 4 nodes made by Assign: slots backs both the placement stored and
-// the one returned, each using its half (216 and 376 bytes), so that the
+// the one returned, each using its half (224 and 384 bytes), so that the
 // record and its slots take one allocation.
 type (
 	spanRec2 struct {
@@ -383,18 +379,18 @@ type (
 
 // recBatch is the most records Assign carves from one array during a burst
 // announced by [Cluster.ReserveAllocations]: an array holds as many records
-// as the burst has allocations left, up to 240 records of 136 bytes
-// (32,640 bytes, which the allocator's 32 KiB size class holds with little
+// as the burst has allocations left, up to 227 records of 144 bytes
+// (32,688 bytes, which the allocator's 32 KiB size class holds with little
 // waste, where a larger array is rounded up to whole pages of 8 KiB), one
 // allocation instead of hundreds where a round on an idle cluster makes
 // tens of thousands. An array stays in memory until every allocation in it
 // is released and no caller holds a placement Assign returned from it, so
-// one record of a burst may keep up to 239 released neighbours alive
+// one record of a burst may keep up to 226 released neighbours alive
 // (32 KiB, and as much again in its array of GPU indices, see assignInts,
 // for one allocation at the very most), though the arrays of a burst of n
 // allocations never take more than the memory of n records; outside a
 // burst every record is its own allocation.
-const recBatch = 240
+const recBatch = 227
 
 // newAssignRec returns a zero record for Assign of demand GPUs and an
 // empty slice with room for the GPU indices of its two placements: carved
@@ -457,11 +453,11 @@ const (
 )
 
 // slotBatch is how many records of Allocate's one-node allocations
-// (slotRec) come in one array: 4 records of 128 bytes, one allocation
+// (slotRec) come in one array: 4 records of 136 bytes, one allocation
 // instead of 4. As with Assign's batches (see recBatch), an array stays in
 // memory until every allocation in it is released and no caller holds a
 // placement Release returned from it, so a record may keep up to 3
-// released neighbours (384 bytes) alive.
+// released neighbours (408 bytes) alive.
 const slotBatch = 4
 
 // newAllocRec returns the record of allocation id holding a copy of p
@@ -780,8 +776,8 @@ func (c *Cluster) Holds(id string, p Placement) bool {
 func (c *Cluster) Allocations() iter.Seq2[string, Placement] {
 	return func(yield func(string, Placement) bool) {
 		rs := make([]*allocRec, 0, c.allocs.Len())
-		for e := range c.allocs.all {
-			rs = append(rs, e.r)
+		for r := range c.allocs.all {
+			rs = append(rs, r)
 		}
 		slices.SortFunc(rs, func(a, b *allocRec) int { return strings.Compare(a.id, b.id) })
 		for _, r := range rs {

@@ -361,11 +361,11 @@ func (c *Cluster) assignOne(id string, h, i uint64, demand, ord int) Placement {
 	n.free -= demand
 	c.used += demand
 	c.reindex(n, old)
-	r.id, r.ord, r.owner = id, int32(ord), c.tok
+	r.id, r.h, r.ord, r.owner = id, h, int32(ord), c.tok
 	r.slots[0].Node, r.slots[0].GPUs = n.id, gpus[:demand:demand]
 	r.slots[1].Node, r.slots[1].GPUs = n.id, gpus[demand:]
 	r.p.Slots = r.slots[1:2:2]
-	c.allocs.insertAt(c.tok, i, allocEntry{h: h, r: &r.allocRec})
+	c.allocs.insertAt(c.tok, i, &r.allocRec)
 	return Placement{Slots: r.slots[0:1:1]}
 }
 
@@ -373,8 +373,8 @@ func (c *Cluster) assignOne(id string, h, i uint64, demand, ord int) Placement {
 // to h, the cluster does not hold, in slot i of the allocation table, which
 // allocs.probe has returned for it with the table unchanged since.
 func (c *Cluster) storeAt(r *allocRec, h, i uint64) {
-	r.owner = c.tok
-	c.allocs.insertAt(c.tok, i, allocEntry{h: h, r: r})
+	r.owner, r.h = c.tok, h
+	c.allocs.insertAt(c.tok, i, r)
 }
 
 // Fits reports whether Place(demand) would succeed. O(log n) at most (the
@@ -476,17 +476,17 @@ func (c *Cluster) validate(p Placement, ords []int32, fail func(node string, sen
 // released. O(s log n + GPUs) for a placement on s nodes, plus a copy of
 // the placement if c was cloned since the allocation was made.
 func (c *Cluster) Release(id string) (Placement, error) {
-	e, ok := c.allocs.delete(c.tok, idhash.String(id), id)
+	r, ok := c.allocs.delete(c.tok, idhash.String(id), id)
 	if !ok {
 		return Placement{}, &Error{Op: "release", Allocation: id, Err: ErrUnknownAllocation}
 	}
-	c.markAll(e.r, false)
-	if e.r.owner != c.tok {
+	c.markAll(r, false)
+	if r.owner != c.tok {
 		// Clones of c may hold the record: the caller gets a copy, so
 		// that writing to it cannot reach them.
-		return e.r.p.clone(), nil
+		return r.p.clone(), nil
 	}
-	return e.r.p, nil
+	return r.p, nil
 }
 
 // PlaceWithout returns what Place(demand) would return if the allocations
