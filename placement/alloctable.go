@@ -12,8 +12,8 @@ import (
 // (allocRec.h): eight bytes a slot, so that the inserts of a burst into a
 // large table write half as many cache lines of slots as they would with
 // the hash beside the pointer, and a table takes half the memory; a
-// delete reads the records of the entries after it in its probe run (at
-// most a few), and a resize every record.
+// delete reads the records of the entries after it in its probe run that
+// are not in their home slots (at most a few), and a resize every record.
 // A clone copies the list of pages, one pointer per 1,024 slots, and an
 // insert copies at most one page of pointers and one leaf of slots that a
 // clone still shares (a delete, those its probe run crosses: rarely more
@@ -23,7 +23,7 @@ import (
 // search through O(log a) nodes and a shift of a node's entries.
 //
 // Beside each leaf's pointer a page keeps a tag byte per slot of the leaf
-// (see hashTag), zero for an empty slot: a probe reads the tags, in pages
+// (see slotTag), zero for an empty slot: a probe reads the tags, in pages
 // that take a quarter of the memory of the slots and stay in the cache
 // where the slots do not, and reads a slot only where its tag matches. A
 // lookup of an id the table does not hold, such as the duplicate check
@@ -58,13 +58,28 @@ type allocPage struct {
 type leafRef struct {
 	l     *allocLeaf
 	owner *cowToken
-	tags  [1 << leafBits]uint8 // hashTag of each slot's hash, 0 if empty
+	tags  [1 << leafBits]uint8 // slotTag of each slot's entry, 0 if empty
 }
 
-// hashTag returns the tag of hash h in a page's tags: its top seven bits
-// with the eighth set, never 0 (an empty slot's tag). The home slot is
-// taken from the low bits, so slots of one probe run seldom share a tag.
-func hashTag(h uint64) uint8 { return uint8(h>>57) | 0x80 }
+// hashTag returns the tag of hash h in a page's tags: its top six bits
+// with the eighth set, never 0 (an empty slot's tag), and the seventh
+// (tagHome) clear. The home slot is taken from the low bits, so slots of
+// one probe run seldom share a tag.
+func hashTag(h uint64) uint8 { return uint8(h>>58) | 0x80 }
+
+// tagHome is the bit of a slot's tag that tells an entry in its home slot,
+// which a delete leaves where it is without reading its record for the
+// hash (see allocTable.delete).
+const tagHome = 0x40
+
+// slotTag returns the tag of an entry of hash h in slot i: hashTag(h),
+// with tagHome if i is its home slot.
+func (t *allocTable) slotTag(h, i uint64) uint8 {
+	if h&t.mask == i {
+		return hashTag(h) | tagHome
+	}
+	return hashTag(h)
+}
 
 // mut returns p if tok owns it, or else a copy that tok owns (the leaves
 // stay shared, and keep their owners).
@@ -127,7 +142,7 @@ func (t *allocTable) set(tok *cowToken, i uint64, e *allocRec) {
 	li := (i >> leafBits) & leafMask
 	var tag uint8
 	if e != nil {
-		tag = hashTag(e.h)
+		tag = t.slotTag(e.h, i)
 	}
 	if p := t.pages[pi]; p.owner == tok {
 		if r := &p.leaves[li]; r.owner == tok && r.l != nil {
@@ -169,7 +184,7 @@ func (t *allocTable) find(h uint64, id string) (uint64, bool) {
 			switch r.tags[i&slotMask] {
 			case 0:
 				return i, false
-			case tag:
+			case tag, tag | tagHome:
 				if e := r.l[i&slotMask]; e.h == h && e.id == id {
 					return i, true
 				}
@@ -299,7 +314,7 @@ func (t *allocTable) rehash(tok *cowToken, e *allocRec) {
 		for {
 			if r.tags[i&slotMask] == 0 {
 				r.l[i&slotMask] = e
-				r.tags[i&slotMask] = hashTag(e.h)
+				r.tags[i&slotMask] = t.slotTag(e.h, i)
 				return
 			}
 			i = (i + 1) & t.mask
@@ -313,7 +328,8 @@ func (t *allocTable) rehash(tok *cowToken, e *allocRec) {
 // delete removes the entry of id, whose hash is h, and returns it. The
 // entries after it in its probe run move back (backward-shift deletion),
 // so that no tombstone is left and every entry stays reachable from its
-// home slot (read from each one's record). O(1) expected.
+// home slot (read from the record of each one that is not in its home
+// slot: see tagHome). O(1) expected.
 func (t *allocTable) delete(tok *cowToken, h uint64, id string) (*allocRec, bool) {
 	if t.n == 0 {
 		return nil, false
@@ -324,12 +340,16 @@ func (t *allocTable) delete(tok *cowToken, h uint64, id string) (*allocRec, bool
 	}
 	out := t.at(i)
 	for j := (i + 1) & t.mask; ; j = (j + 1) & t.mask {
-		e := t.at(j)
-		if e == nil {
+		tag := t.ref(j).tags[j&slotMask]
+		if tag == 0 {
 			break
+		}
+		if tag&tagHome != 0 {
+			continue // in its home slot, which lies after i: it stays
 		}
 		// e may fill the hole at i unless its home slot lies cyclically
 		// after i and at or before j.
+		e := t.at(j)
 		home := e.h & t.mask
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
 			t.set(tok, i, e)
@@ -380,7 +400,7 @@ func (t *allocTable) check() error {
 		e := t.at(i)
 		want := uint8(0)
 		if e != nil {
-			want = hashTag(e.h)
+			want = t.slotTag(e.h, i)
 		}
 		if g := t.ref(i).tags[i&slotMask]; g != want {
 			return fmt.Errorf("placement: check: allocation table slot %d has tag %#x, want %#x", i, g, want)
