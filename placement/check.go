@@ -58,11 +58,11 @@ func (c *Cluster) Check() error {
 			err = fmt.Errorf("placement: check: node %q has %d GPUs held, want %d", n.id, h, n.gpus-n.free)
 			return false
 		}
-		if want := max(0, (n.gpus-64+63)/64); len(n.hi) != want {
-			err = fmt.Errorf("placement: check: node %q has %d high occupancy words, want %d", n.id, len(n.hi), want)
+		if want := max(0, (n.gpus-64+63)/64); len(n.high()) != want {
+			err = fmt.Errorf("placement: check: node %q has %d high occupancy words, want %d", n.id, len(n.high()), want)
 			return false
 		}
-		for i := n.gpus; i < 64+64*len(n.hi); i++ {
+		for i := n.gpus; i < 64+64*len(n.high()); i++ {
 			if n.held(i) {
 				err = fmt.Errorf("placement: check: node %q holds GPU %d beyond its %d GPUs", n.id, i, n.gpus)
 				return false

@@ -63,12 +63,18 @@ func lessKey(a, b key) bool {
 }
 
 // nodeKey is node n's key with count v.
-func nodeKey(v int, n *nodeState) key { return key{n: v, pre: n.pre, id: n.id, ord: n.ord} }
+func nodeKey(v int, n *nodeState) key { return key{n: v, pre: idPrefix16(n.id), id: n.id, ord: n.ord} }
 
 // idPrefix returns the first eight bytes of s as a big-endian integer, the
 // missing bytes of a shorter s as zeros: ids with different prefixes
-// compare as their prefixes do.
+// compare as their prefixes do. The eight bytes of a long enough s are
+// read in one load, which the compiler makes of the shifts.
 func idPrefix(s string) uint64 {
+	if len(s) >= 8 {
+		_ = s[7]
+		return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7])
+	}
 	var p uint64
 	for i := range 8 {
 		p <<= 8
@@ -93,13 +99,14 @@ type nodeState struct {
 	owner *cowToken
 	ord   int // index in Cluster.recs, immutable
 	id    string
-	pre   [2]uint64 // idPrefix16(id)
 	gpus  int
 	free  int
 	// The node's key in its domains' indexes, which lag behind it while
 	// it is listed in Cluster.dirty: in them (tin) with tfree free GPUs.
-	// (tfree and the flags share a word, so that the record takes 128
-	// bytes, two cache lines, and a group of 4 a block of 512 bytes.)
+	// (tfree and the flags share a word, and the id's prefix of the
+	// node's keys is not kept here but read from the id where a key is
+	// made, so that the record takes 96 bytes and a group of 4 a block
+	// of 384: the copies of the nodes a round changes after a clone.)
 	tfree    int32
 	draining bool
 	tin      bool
@@ -109,8 +116,16 @@ type nodeState struct {
 	// labels are those of the innermost domain's path (see
 	// Cluster.topology).
 	domains []int
-	lo      uint64   // occupancy of GPUs 0..63
-	hi      []uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64
+	lo      uint64    // occupancy of GPUs 0..63
+	hi      *[]uint64 // occupancy of GPUs 64.., nil when gpus ≤ 64 (few nodes have more)
+}
+
+// high returns the occupancy words of GPUs 64.., nil when gpus ≤ 64.
+func (n *nodeState) high() []uint64 {
+	if n.hi == nil {
+		return nil
+	}
+	return *n.hi
 }
 
 func (n *nodeState) held(i int) bool {
@@ -118,13 +133,13 @@ func (n *nodeState) held(i int) bool {
 		return n.lo&(1<<uint(i)) != 0
 	}
 	i -= 64
-	return n.hi[i/64]&(1<<uint(i%64)) != 0
+	return (*n.hi)[i/64]&(1<<uint(i%64)) != 0
 }
 
 func (n *nodeState) mark(i int, v bool) {
 	w, b := &n.lo, uint(i)
 	if i >= 64 {
-		w, b = &n.hi[(i-64)/64], uint((i-64)%64)
+		w, b = &(*n.hi)[(i-64)/64], uint((i-64)%64)
 	}
 	if v {
 		*w |= 1 << b
@@ -135,7 +150,7 @@ func (n *nodeState) mark(i int, v bool) {
 
 func (n *nodeState) heldCount() int {
 	c := bits.OnesCount64(n.lo)
-	for _, w := range n.hi {
+	for _, w := range n.high() {
 		c += bits.OnesCount64(w)
 	}
 	return c
@@ -843,13 +858,13 @@ func (c *Cluster) AddNode(n Node) error {
 		owner:    c.tok,
 		ord:      c.nextNod,
 		id:       n.ID,
-		pre:      idPrefix16(n.ID),
 		gpus:     n.GPUs,
 		free:     n.GPUs,
 		draining: true, // indexed by reindex below
 	}
 	if n.GPUs > 64 {
-		ns.hi = make([]uint64, (n.GPUs-64+63)/64)
+		hi := make([]uint64, (n.GPUs-64+63)/64)
+		ns.hi = &hi
 	}
 	if n.Topology != nil {
 		ns.domains = make([]int, len(n.Topology))
@@ -993,7 +1008,8 @@ func (c *Cluster) copyNodes(ord int) *nodeState {
 		*cp = *m
 		cp.owner = c.tok
 		if cp.hi != nil {
-			cp.hi = slices.Clone(cp.hi)
+			hi := slices.Clone(*cp.hi)
+			cp.hi = &hi
 		}
 		c.recs.set(c.tok, base+k, cp)
 	}

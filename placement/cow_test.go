@@ -30,6 +30,25 @@ func TestPropertyKeyOrderIsIDOrder(t *testing.T) {
 	})
 }
 
+// idPrefix reads an id of eight bytes or more in one load: the same
+// integer as the byte-by-byte reading it does for a shorter id, for ids of
+// every length up to 20 and any bytes.
+func TestPropertyIDPrefixReadsBytesInOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := string(rapid.SliceOfN(rapid.Byte(), 0, 20).Draw(t, "id"))
+		var want uint64
+		for i := range 8 {
+			want <<= 8
+			if i < len(s) {
+				want |= uint64(s[i])
+			}
+		}
+		if got := idPrefix(s); got != want {
+			t.Fatalf("idPrefix(%q) = %#x, want %#x", s, got, want)
+		}
+	})
+}
+
 // The allocation index tells ids apart by the ids themselves: entries
 // whose hashes are equal (a collision, forced here) are each found exactly
 // when stored, and the table holds one entry per distinct id.
@@ -283,7 +302,7 @@ func TestRecordSizes(t *testing.T) {
 		{"gpuRec", unsafe.Sizeof(gpuRec{}), 208},
 		{"spanRec2", unsafe.Sizeof(spanRec2{}), 224},
 		{"spanRec4", unsafe.Sizeof(spanRec4{}), 384},
-		{"nodeState", unsafe.Sizeof(nodeState{}), 128},
+		{"nodeState", unsafe.Sizeof(nodeState{}), 96},
 		{"allocLeaf", unsafe.Sizeof(allocLeaf{}), 128},
 		{"bitChunk", unsafe.Sizeof(bitChunk{}), 528},
 		{"a full array of Assign's records", unsafe.Sizeof([recBatch]assignRec{}), 32688},

@@ -43,7 +43,7 @@ func TestPropertyFreeIndex(t *testing.T) {
 			if p%3 == 0 {
 				id = fmt.Sprintf("n%d", p)
 			}
-			c.recs.set(c.tok, ord, &nodeState{ord: ord, id: id, pre: idPrefix16(id)})
+			c.recs.set(c.tok, ord, &nodeState{ord: ord, id: id})
 			c.nodes.ReplaceOrInsert(nodeEntry{id: id, ord: ord})
 		}
 		c.nextNod = nodes

@@ -612,8 +612,10 @@ func (c *Cluster) lookOneNode(demand int, ids []string) (p Placement, ok bool, e
 		if f < demand {
 			continue
 		}
-		if k := nodeKey(f, l.n); !found || lessKey(k, best) {
-			best, found, mask = k, true, l.mask
+		// The key, whose id prefix is read from the id, only for a node
+		// at least as good by its count.
+		if !found || f < best.n || f == best.n && lessKey(nodeKey(f, l.n), best) {
+			best, found, mask = nodeKey(f, l.n), true, l.mask
 		}
 	}
 	if !found {
