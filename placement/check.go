@@ -76,11 +76,11 @@ func (c *Cluster) Check() error {
 		capacity += n.gpus
 		used += n.gpus - n.free
 		if n.accepting() {
-			wantCaps = append(wantCaps, key{n: n.gpus, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
+			wantCaps = append(wantCaps, nodeKey(n.gpus, n))
 			free += n.free
 		}
 		if n.indexed() {
-			wantFree = append(wantFree, key{n: n.free, pre: idPrefix16(n.id), id: n.id, ord: n.ord})
+			wantFree = append(wantFree, nodeKey(n.free, n))
 		}
 		for l, ord := range n.domains {
 			if pe, ok := c.paths.Get(pathEntry{path: domainKey(topology, l)}); !ok || pe.ord != ord {
@@ -93,9 +93,9 @@ func (c *Cluster) Check() error {
 				doms[ord] = d
 			}
 			d.members++
-			d.ranked = append(d.ranked, key{pre: idPrefix16(n.id), id: n.id, ord: n.ord})
+			d.ranked = append(d.ranked, nodeKey(0, n))
 			if n.tin { // the trees may lag behind the node while it is listed dirty
-				d.nodes = append(d.nodes, key{n: int(n.tfree), pre: idPrefix16(n.id), id: n.id, ord: n.ord})
+				d.nodes = append(d.nodes, nodeKey(int(n.tfree), n))
 			}
 			if n.indexed() {
 				d.free += n.free

@@ -500,8 +500,8 @@ func (c *Cluster) newAllocRec(id string, p Placement, ord int) *allocRec {
 // holds, so that a caller about to make many (a scheduling round on an idle
 // cluster makes tens of thousands) grows the allocation index once instead
 // of doubling it each time it fills, and the records of the next n
-// one-node allocations [Cluster.Assign] makes are allocated up to 163 at a
-// time, their GPU indices too (see recBatch and assignInts for the memory
+// one-node allocations [Cluster.Assign] makes are allocated up to recBatch
+// (227) at a time, their GPU indices too (see recBatch and assignInts for the memory
 // this may keep). It changes nothing a caller
 // can see. n ≤ 0 does nothing, and n counts at most the GPUs no allocation holds
 // (each allocation holds one at least). O(allocations + n) if the index
