@@ -93,6 +93,57 @@ func ExampleRound_preemption() {
 	// release old for new
 }
 
+// A scheduler that runs a round every few seconds keeps one Rounder, whose
+// working memory serves every round, and keeps what it needs of each
+// Result before the next round reuses it. The round allocates its grants
+// on the Placer, so the cluster carries them to the next tick; a running
+// job whose lease ends comes back as a candidate with its placement.
+func ExampleRounder() {
+	cluster, _ := placement.NewCluster([]placement.Node{{ID: "node-1", GPUs: 8}})
+	var x sched.Rounder
+	running := map[ledger.JobID]placement.Placement{} // what the scheduler keeps between ticks
+	tick := func(n int, accounts table, cands []sched.Candidate) {
+		for i := range cands {
+			if p, ok := running[cands[i].Job]; ok {
+				cands[i].Running, cands[i].Placement, cands[i].Leases = true, p, 1
+			}
+		}
+		res, err := x.Round(sched.Input{Accounts: accounts, Lease: 900 * time.Second, Placer: cluster, Candidates: cands}, sched.Options{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, r := range res.Released {
+			delete(running, r.Job)
+			fmt.Printf("tick %d: %s released: %v\n", n, r.Job, r.Reason)
+		}
+		for _, g := range res.Grants {
+			running[g.Job] = g.Placement // the placer's, not the Rounder's memory: it outlives res
+			fmt.Printf("tick %d: %s gets a %s lease on %v\n", n, g.Job, g.Kind, g.Placement.Slots)
+		}
+		for _, w := range res.Waiting {
+			fmt.Printf("tick %d: %s waits: %v\n", n, w.Job, w.Reason)
+		}
+	}
+	// A is owed more than B: its job runs first.
+	tick(1, table{
+		tenants: map[ledger.TenantID]ledger.Account{"A": acct(0, 7200), "B": acct(3600, 7200)},
+		jobs:    map[ledger.JobID]ledger.Account{"A1": acct(0, 0), "B1": acct(0, 0)},
+	}, []sched.Candidate{{Job: "A1", Tenant: "A", Demand: 8}, {Job: "B1", Tenant: "B", Demand: 8}})
+	// A lease later A has had its share and B has waited: A1's lease ends
+	// and B1 takes its GPUs.
+	tick(2, table{
+		tenants: map[ledger.TenantID]ledger.Account{"A": acct(7200, 8100), "B": acct(3600, 8100)},
+		jobs:    map[ledger.JobID]ledger.Account{"A1": acct(7200, 7200), "B1": acct(0, 7200)},
+	}, []sched.Candidate{{Job: "A1", Tenant: "A", Demand: 8}, {Job: "B1", Tenant: "B", Demand: 8}})
+	// Output:
+	// tick 1: A1 gets a new lease on [{node-1 [0 1 2 3 4 5 6 7]}]
+	// tick 1: B1 waits: cluster full: no free GPU left
+	// tick 2: A1 released: preempted by B1
+	// tick 2: B1 gets a new lease on [{node-1 [0 1 2 3 4 5 6 7]}]
+	// tick 2: A1 waits: preempted by B1
+}
+
 // Rewards compose: urgent jobs first, then jobs that never ran, then −ρ_job.
 func ExampleLexicographic() {
 	reward := sched.Lexicographic(sched.UrgentFirst, sched.NewJobFirst)
