@@ -101,11 +101,15 @@ func ExampleRound_preemption() {
 func ExampleRounder() {
 	cluster, _ := placement.NewCluster([]placement.Node{{ID: "node-1", GPUs: 8}})
 	var x sched.Rounder
-	running := map[ledger.JobID]placement.Placement{} // what the scheduler keeps between ticks
+	type lease struct {
+		p      placement.Placement // the placer's, not the Rounder's memory: it outlives a Result
+		leases int
+	}
+	running := map[ledger.JobID]lease{} // what the scheduler keeps between ticks
 	tick := func(n int, accounts table, cands []sched.Candidate) {
 		for i := range cands {
-			if p, ok := running[cands[i].Job]; ok {
-				cands[i].Running, cands[i].Placement, cands[i].Leases = true, p, 1
+			if l, ok := running[cands[i].Job]; ok {
+				cands[i].Running, cands[i].Placement, cands[i].Leases = true, l.p, l.leases
 			}
 		}
 		res, err := x.Round(sched.Input{Accounts: accounts, Lease: 900 * time.Second, Placer: cluster, Candidates: cands}, sched.Options{})
@@ -118,7 +122,7 @@ func ExampleRounder() {
 			fmt.Printf("tick %d: %s released: %v\n", n, r.Job, r.Reason)
 		}
 		for _, g := range res.Grants {
-			running[g.Job] = g.Placement // the placer's, not the Rounder's memory: it outlives res
+			running[g.Job] = lease{p: g.Placement, leases: running[g.Job].leases + 1}
 			fmt.Printf("tick %d: %s gets a %s lease on %v\n", n, g.Job, g.Kind, g.Placement.Slots)
 		}
 		for _, w := range res.Waiting {
