@@ -456,8 +456,8 @@ func BenchmarkEventStartStopHot(b *testing.B) {
 // floorRec stands for a job record in BenchmarkLookupFloor: as large as the
 // ledger's, allocated one by one like it.
 type floorRec struct {
-	on  bool
-	pad [unsafe.Sizeof(job{}) - 1]byte
+	on bool
+	_  [unsafe.Sizeof(job{}) - 1]byte
 }
 
 // BenchmarkLookupFloor is the least an event on a job named by its id can

@@ -498,18 +498,18 @@ func TestPropertyBatchAccountsDecideAlike(t *testing.T) {
 		if n := len(s.in.Candidates); n > 0 && rapid.Bool().Draw(t, "a job without account") {
 			m.missing = s.in.Candidates[rapid.IntRange(0, n-1).Draw(t, "missing")].Job
 		}
-		round := func(x *Rounder, acc Accounts) (Result, error, map[string]placement.Placement) {
+		round := func(x *Rounder, acc Accounts) (Result, map[string]placement.Placement, error) {
 			in := s.in
 			in.Accounts = acc
 			cl := s.cl.Clone()
 			in.Placer = cl
 			res, err := x.Round(in, s.opts)
-			return res, err, allocations(cl)
+			return res, allocations(cl), err
 		}
 		var plain, batch Rounder
-		want, wantErr, wantCl := round(&plain, m)
+		want, wantCl, wantErr := round(&plain, m)
 		round(&batch, batchAccounts{m}) // the second round reuses its buffers
-		got, gotErr, gotCl := round(&batch, batchAccounts{m})
+		got, gotCl, gotErr := round(&batch, batchAccounts{m})
 		if !reflect.DeepEqual(gotErr, wantErr) {
 			t.Fatalf("error through a batch %v, one by one %v", gotErr, wantErr)
 		}
