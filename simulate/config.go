@@ -190,6 +190,31 @@ func configErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 }
 
+// Validate reports whether Run would accept c, without reading a trace:
+// the error Run would return for c before its first event, matching
+// ErrConfig. A command checks its flags with it before it spends any time
+// on a run. O(nodes).
+func (c Config) Validate() error {
+	_, _, err := c.cluster()
+	return err
+}
+
+// cluster checks c and builds its cluster from its nodes.
+func (c *Config) cluster() ([]placement.Node, *placement.Cluster, error) {
+	if err := c.validate(); err != nil {
+		return nil, nil, err
+	}
+	nodes, err := c.nodes()
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := placement.NewCluster(nodes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nodes, cl, nil
+}
+
 // nodes returns the cluster's nodes.
 func (c *Config) nodes() ([]placement.Node, error) {
 	if len(c.Nodes) > 0 {

@@ -238,19 +238,12 @@ type engine struct {
 // engine events, plus the policy's cost at each tick; ticks at which nothing
 // can change are skipped.
 func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+	nodes, cl, err := cfg.cluster()
+	if err != nil {
 		return nil, err
 	}
 	if m, ok := p.(AccountsModer); ok {
 		cfg.Accounts = m.AccountsMode()
-	}
-	nodes, err := cfg.nodes()
-	if err != nil {
-		return nil, err
-	}
-	cl, err := placement.NewCluster(nodes)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	e := &engine{
 		cfg:      cfg,

@@ -374,14 +374,25 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		"lease within renewal checkpoint": func(c *Config) {
 			c.Lease, c.Checkpoint, c.CheckpointOnRenew = 5*time.Second, 5*time.Second, true
 		},
+		"two nodes with one id": func(c *Config) {
+			c.Nodes = []placement.Node{{ID: "n", GPUs: 8}, {ID: "n", GPUs: 8}}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := testConfig(1, 8, "x")
 			mut(&cfg)
-			if _, err := Run(cfg, src(tj("a", "x", 1, 0, 1)), &greedy{}); !errors.Is(err, ErrConfig) {
+			_, err := Run(cfg, src(tj("a", "x", 1, 0, 1)), &greedy{})
+			if !errors.Is(err, ErrConfig) {
 				t.Fatalf("error %v, want ErrConfig", err)
 			}
+			// Validate finds the same fault without a run.
+			if v := cfg.Validate(); v == nil || v.Error() != err.Error() {
+				t.Fatalf("Validate = %v, Run's error %v", v, err)
+			}
 		})
+	}
+	if err := testConfig(1, 8, "x").Validate(); err != nil {
+		t.Fatalf("a good config: Validate = %v", err)
 	}
 }
 

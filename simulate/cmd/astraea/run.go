@@ -316,6 +316,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cfg.Metrics = mmode
 	cfg.Admit = admit
 	cfg.Check = o.check
+	// Bad flags and an output directory that cannot be made fail here,
+	// not after the first runs.
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return err
+		}
+	}
 
 	rep := report{
 		Workload: w.name, Nodes: o.nodes, GPUs: o.nodes * o.gpn,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/astraea-sched/astraea/simulate"
 	"github.com/astraea-sched/astraea/simulate/metrics"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
@@ -125,6 +126,25 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		}
 		if errors.Is(err, errUsage) && errOut.Len() == 0 {
 			t.Errorf("run %v: usage error without a message", args)
+		}
+	}
+}
+
+// A bad configuration is reported before any run, as itself: not as the
+// failure of the first run, the zero-overhead twin.
+func TestRunChecksConfigBeforeRunning(t *testing.T) {
+	for _, args := range [][]string{
+		{"-nodes", "0"},
+		{"-lease", "20s", "-coldstart", "30s"},
+		{"-lease", "5s", "-checkpoint", "5s"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(append(args, "-jobs", "50", "-quiet"), &out, &errOut)
+		if !errors.Is(err, simulate.ErrConfig) {
+			t.Fatalf("run %v: error %v, want ErrConfig", args, err)
+		}
+		if strings.Contains(err.Error(), "no overhead") || out.Len() > 0 {
+			t.Errorf("run %v: error %q and output %q: a run was made", args, err, out.String())
 		}
 	}
 }
