@@ -86,6 +86,78 @@ func FuzzTRESGPUs(f *testing.F) {
 		if err == nil && n < 0 {
 			t.Fatalf("TRESGPUs(%q) = %d", in, n)
 		}
+		if err != nil && !errors.Is(err, ErrUnknownTRES) {
+			t.Fatalf("TRESGPUs(%q): error %v does not match ErrUnknownTRES", in, err)
+		}
+	})
+}
+
+// FuzzGresGPUs checks the GRES counter of sinfo and squeue on any text: a
+// count is never negative, an error matches ErrUnknownTRES, and counts add
+// up: two lists that parse, joined by a comma, count the sum of their GPUs.
+func FuzzGresGPUs(f *testing.F) {
+	for _, s := range []string{"", "(null)", "N/A", "none", "gpu:8", "gpu:a100:8(S:0-1)", "gres:gpu:2,nic:1",
+		"gres/gpu:v100:4", "gpu:4(S:0,1),gpu:v100:2", "gpu", "gpu:", "gpu::1", "gpu:a:b:1", ":1", "gpu:1(", "gpu:-1",
+		"gpu:1048577", "gpu:1048576,gpu:1048576", "mps:100"} {
+		f.Add(s, "gpu:1")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		na, erra := GresGPUs(a)
+		nb, errb := GresGPUs(b)
+		for _, c := range []struct {
+			in  string
+			n   int
+			err error
+		}{{a, na, erra}, {b, nb, errb}} {
+			if c.err != nil && !errors.Is(c.err, ErrUnknownTRES) {
+				t.Fatalf("GresGPUs(%q): error %v does not match ErrUnknownTRES", c.in, c.err)
+			}
+			if c.err == nil && c.n < 0 {
+				t.Fatalf("GresGPUs(%q) = %d", c.in, c.n)
+			}
+		}
+		// Parentheses may hold commas, so only lists without them are joined;
+		// an empty list is 0 GPUs alone but an empty entry in a longer list.
+		if erra != nil || errb != nil || a == "" || b == "" || strings.ContainsAny(a+b, "()") {
+			return
+		}
+		n, err := GresGPUs(a + "," + b)
+		if err != nil {
+			if na+nb <= 1<<30 {
+				t.Fatalf("GresGPUs(%q + \",\" + %q): %v; the parts count %d and %d", a, b, err, na, nb)
+			}
+			return
+		}
+		if n != na+nb {
+			t.Fatalf("GresGPUs(%q + \",\" + %q) = %d, want %d + %d", a, b, n, na, nb)
+		}
+	})
+}
+
+// FuzzParseState checks the sacct state parser on any text: a state is
+// known exactly when it has a kind, only final states map to the ledger's,
+// and a known state reads back as itself, in lower case and with the
+// " by UID" suffix of a cancelled job too.
+func FuzzParseState(f *testing.F) {
+	for _, s := range []string{"COMPLETED", "CANCELLED by 1000", "cancelled+", "RUNNING", " PENDING ", "", "by", "+", "UNKNOWN", "NODE_FAIL\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		st, ok := ParseState(s)
+		if ok != (st.Kind() != 0) {
+			t.Fatalf("ParseState(%q) = %q, %v; Kind %v", s, st, ok, st.Kind())
+		}
+		if _, final := st.Final(); final != (st.Kind() == KindFinal) {
+			t.Fatalf("ParseState(%q) = %q: Final says %v, Kind %v", s, st, final, st.Kind())
+		}
+		if !ok {
+			return
+		}
+		for _, again := range []string{string(st), strings.ToLower(string(st)), string(st) + "+", string(st) + " by 0"} {
+			if st2, ok2 := ParseState(again); st2 != st || !ok2 {
+				t.Fatalf("ParseState(%q) = %q, %v; ParseState(%q) = %q", s, st, ok, again, st2)
+			}
+		}
 	})
 }
 

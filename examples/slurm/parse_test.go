@@ -29,12 +29,32 @@ func openFixture(t *testing.T, name string) *os.File {
 
 const sacctHeader = "JobIDRaw|Account|AllocTRES|ReqTRES|Submit|Start|End|State\n"
 
+// gpuCount is a case of a GPU counter: its input, the count it gives, and
+// whether it is refused.
+type gpuCount struct {
+	in   string
+	want int
+	bad  bool
+}
+
+// testGPUCounter runs the cases of count, named fn in messages: each gives
+// its count, or an error matching ErrUnknownTRES.
+func testGPUCounter(t *testing.T, fn string, count func(string) (int, error), cases map[string]gpuCount) {
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := count(tc.in)
+			if (err != nil) != tc.bad || got != tc.want {
+				t.Fatalf("%s(%q) = %d, %v; want %d, error %v", fn, tc.in, got, err, tc.want, tc.bad)
+			}
+			if err != nil && !errors.Is(err, ErrUnknownTRES) {
+				t.Fatalf("%s(%q): error %v does not match ErrUnknownTRES", fn, tc.in, err)
+			}
+		})
+	}
+}
+
 func TestTRESGPUs(t *testing.T) {
-	for name, tc := range map[string]struct {
-		in   string
-		want int
-		bad  bool
-	}{
+	testGPUCounter(t, "TRESGPUs", TRESGPUs, map[string]gpuCount{
 		"an empty list has no GPUs":                     {"", 0, false},
 		"a list without gres/gpu has no GPUs":           {"billing=1,cpu=4,mem=8G,node=1", 0, false},
 		"the untyped entry counts":                      {"billing=1,cpu=1,gres/gpu=2,node=1", 2, false},
@@ -51,14 +71,28 @@ func TestTRESGPUs(t *testing.T) {
 		"a trailing comma leaves an empty entry":        {"cpu=1,", 0, true},
 		"a huge typed sum is refused, not overflowed":   {"gres/gpu:a=1073741824,gres/gpu:b=1073741824", 0, true},
 		"a count with a unit suffix is unknown for GPU": {"gres/gpu=2K", 0, true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, err := TRESGPUs(tc.in)
-			if (err != nil) != tc.bad || got != tc.want {
-				t.Fatalf("TRESGPUs(%q) = %d, %v; want %d, error %v", tc.in, got, err, tc.want, tc.bad)
-			}
-		})
-	}
+	})
+}
+
+func TestGresGPUs(t *testing.T) {
+	testGPUCounter(t, "GresGPUs", GresGPUs, map[string]gpuCount{
+		"an empty string has no GPUs":                {"", 0, false},
+		"(null) has no GPUs":                         {"(null)", 0, false},
+		"N/A has no GPUs":                            {"N/A", 0, false},
+		"an untyped entry counts":                    {"gpu:8", 8, false},
+		"a typed entry with a socket suffix":         {"gpu:a100:8(S:0-1)", 8, false},
+		"prefixes are dropped":                       {"gres:gpu:2,gres/gpu:v100:1", 3, false},
+		"commas inside parentheses do not split":     {"gpu:4(S:0,1),gpu:v100:2", 6, false},
+		"other gres count nothing":                   {"nic:1,mps:100", 0, false},
+		"a gpu entry without a count is unknown":     {"gpu", 0, true},
+		"an empty name is unknown":                   {":1", 0, true},
+		"an empty type is unknown":                   {"gpu::1", 0, true},
+		"too many colons is unknown":                 {"gpu:a:b:1", 0, true},
+		"an unbalanced parenthesis is unknown":       {"gpu:1(S:0", 0, true},
+		"a negative count is unknown":                {"gpu:-1", 0, true},
+		"a count above 2^20 is unknown":              {"gpu:1048577", 0, true},
+		"an empty entry in a longer list is unknown": {"gpu:1,", 0, true},
+	})
 }
 
 func TestParseSacctRecords(t *testing.T) {

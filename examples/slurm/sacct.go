@@ -237,7 +237,8 @@ func parseTime(s string, loc *time.Location) (time.Time, error) {
 // "billing=2,cpu=2,gres/gpu=2,mem=8G,node=1". The untyped gres/gpu entry is
 // the total; when only typed entries (gres/gpu:a100=2,gres/gpu:v100=1) are
 // present, they are summed. Entries of other TRES are checked for form
-// (name=value) but otherwise ignored. An empty list has 0 GPUs.
+// (name=value) but otherwise ignored. An empty list has 0 GPUs. An error
+// names the entry at fault and matches ErrUnknownTRES.
 func TRESGPUs(tres string) (int, error) {
 	if tres == "" {
 		return 0, nil
@@ -277,9 +278,15 @@ func TRESGPUs(tres string) (int, error) {
 	return typed, nil
 }
 
+// tresError is the error of TRESGPUs and GresGPUs: the entry at fault and
+// why. It matches ErrUnknownTRES with errors.Is. (A bad host list reuses it
+// inside sinfo's parser, which reports it as ErrMalformed.)
 type tresError struct{ entry, why string }
 
 func (e *tresError) Error() string { return strconv.Quote(e.entry) + ": " + e.why }
+
+// Unwrap returns ErrUnknownTRES, the kind of every TRES or GRES fault.
+func (e *tresError) Unwrap() error { return ErrUnknownTRES }
 
 // Run is one run of a job: GPUs held from Start to End (End zero: still
 // running).

@@ -85,7 +85,8 @@ func ParseSinfo(r io.Reader, opts Options) ([]Node, int, Skipped, error) {
 // GresGPUs returns the GPU count of a GRES string as sinfo %G or squeue %b
 // print it: comma-separated entries "gpu:N", "gpu:TYPE:N" (with an optional
 // "gres:" or "gres/" prefix and "(...)" suffix). Entries of other GRES count
-// 0; "", "(null)" and "N/A" are 0 GPUs.
+// 0; "", "(null)" and "N/A" are 0 GPUs. An error names the entry at fault
+// and matches ErrUnknownTRES.
 func GresGPUs(gres string) (int, error) {
 	switch gres {
 	case "", "(null)", "N/A", "none":

@@ -236,17 +236,44 @@ func withFile(path string, stdin io.Reader, f func(io.Reader) error) error {
 	return f(file)
 }
 
-// parseTime accepts Slurm's layout (in loc), RFC 3339 and a bare date.
+// timeError is parseTime's error: the text at fault. It matches
+// slurm.ErrBadTime with errors.Is.
+type timeError struct{ s string }
+
+func (e *timeError) Error() string {
+	return fmt.Sprintf("%q: want %s, RFC 3339 or a date", e.s, slurm.TimeLayout)
+}
+
+// Unwrap returns slurm.ErrBadTime.
+func (e *timeError) Unwrap() error { return slurm.ErrBadTime }
+
+// parseTime accepts Slurm's layout (in loc), RFC 3339 and a bare date. An
+// error is a *timeError.
 func parseTime(s string, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.ParseInLocation(slurm.TimeLayout, s, loc); err == nil {
 		return t, nil
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
+	if t, err := time.Parse(time.RFC3339, s); err == nil && offsetInRange(s) {
 		return t, nil
 	}
 	if t, err := time.ParseInLocation("2006-01-02", s, loc); err == nil {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("%q: want %s, RFC 3339 or a date", s, slurm.TimeLayout)
+	return time.Time{}, &timeError{s}
+}
+
+// offsetInRange reports whether the offset that ends s, an RFC 3339 time
+// that time.Parse accepted, is one RFC 3339 allows: Z, or ±hh:mm with hours
+// 00-23 and minutes 00-59. time.Parse lets hours up to 24 and minutes up
+// to 60 through, and reads "+24:60" as 25 hours ahead.
+func offsetInRange(s string) bool {
+	if strings.HasSuffix(s, "Z") {
+		return true
+	}
+	if len(s) < len("+hh:mm") {
+		return false
+	}
+	hh, mm := s[len(s)-5:len(s)-3], s[len(s)-2:]
+	return hh < "24" && mm < "60"
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/astraea-sched/astraea/examples/slurm"
 )
 
 func fixture(name string) string { return filepath.Join("..", "..", "testdata", "real", name) }
@@ -146,5 +148,38 @@ func TestFlagErrors(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, []string{"-h"}, "", nil); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	ist := time.FixedZone("IST", 5*3600+30*60)
+	for name, tc := range map[string]struct {
+		in   string
+		want time.Time // zero: refused with slurm.ErrBadTime
+	}{
+		"Slurm's layout is in the zone":       {"2024-05-01T10:00:00", time.Date(2024, 5, 1, 10, 0, 0, 0, ist)},
+		"RFC 3339 carries its own offset":     {"2024-05-01T10:00:00+02:00", time.Date(2024, 5, 1, 8, 0, 0, 0, time.UTC)},
+		"RFC 3339 in UTC":                     {"2024-05-01T10:00:00Z", time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)},
+		"an unknown offset, -00:00, is UTC":   {"2024-05-01T10:00:00-00:00", time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)},
+		"the largest offset":                  {"2024-05-01T10:00:00-23:59", time.Date(2024, 5, 2, 9, 59, 0, 0, time.UTC)},
+		"a bare date is midnight in the zone": {" 2024-05-01 ", time.Date(2024, 5, 1, 0, 0, 0, 0, ist)},
+		"an offset of 24 hours is refused":    {"2024-05-01T10:00:00+24:00", time.Time{}},
+		"an offset of 60 minutes is refused":  {"2024-05-01T10:00:00+00:60", time.Time{}},
+		"+24:60 is refused, not 25 hours":     {"0000-01-01T0:00:00+24:60", time.Time{}},
+		"a word is refused":                   {"yesterday", time.Time{}},
+		"an empty time is refused":            {"", time.Time{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := parseTime(tc.in, ist)
+			if tc.want.IsZero() {
+				if !errors.Is(err, slurm.ErrBadTime) {
+					t.Fatalf("parseTime(%q) = %v, %v; want an error matching slurm.ErrBadTime", tc.in, got, err)
+				}
+				return
+			}
+			if err != nil || !got.Equal(tc.want) {
+				t.Fatalf("parseTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+			}
+		})
 	}
 }
