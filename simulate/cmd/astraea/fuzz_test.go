@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/simulate"
+)
+
+// FuzzSelectPolicies checks the -policy parser on any list: a selection is
+// not empty, names each policy once, and is the list's names in order
+// (blank entries and spaces around names dropped); a list it refuses has
+// no name, an unknown name or a name twice.
+func FuzzSelectPolicies(f *testing.F) {
+	for _, s := range []string{"astraea", "all", "astraea,fifo", " astraea , fifo ,", "", ",", "astraea,astraea",
+		"nosuch", "ALL", "all,fifo", "astraea-reserve", "fifo,\tthemis", "astraea,,tiresias"} {
+		f.Add(s)
+	}
+	cons := constructors()
+	cons[reservePolicy] = nil // only its name matters here
+	f.Fuzz(func(t *testing.T, list string) {
+		var fields []string
+		for n := range strings.SplitSeq(list, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				fields = append(fields, n)
+			}
+		}
+		names, err := selectPolicies(list, cons)
+		if err != nil {
+			unknown := slices.ContainsFunc(fields, func(n string) bool { _, ok := cons[n]; return !ok })
+			twice := len(slices.Compact(slices.Sorted(slices.Values(fields)))) < len(fields)
+			if list == "all" || len(fields) > 0 && !unknown && !twice {
+				t.Fatalf("selectPolicies(%q) refuses a list of known names, each once: %v", list, err)
+			}
+			return
+		}
+		if len(names) == 0 {
+			t.Fatalf("selectPolicies(%q) selects no policy", list)
+		}
+		for i, n := range names {
+			if _, ok := cons[n]; !ok {
+				t.Fatalf("selectPolicies(%q) selects the unknown policy %q", list, n)
+			}
+			if slices.Index(names, n) != i {
+				t.Fatalf("selectPolicies(%q) selects %q twice", list, n)
+			}
+		}
+		if list != "all" && !slices.Equal(names, fields) {
+			t.Fatalf("selectPolicies(%q) = %q, want %q", list, names, fields)
+		}
+	})
+}
+
+// FuzzFlagValues checks the command's checks of the -metrics, -admit,
+// -reserve-after and -policy values on any text: run refuses the first bad
+// value in that order with the error of that flag, and with only good
+// values it goes on to read the trace (which is missing, so no simulation
+// runs).
+func FuzzFlagValues(f *testing.F) {
+	f.Add("eq16", "submit", "1h", "astraea")
+	f.Add("eq8", "tick", "90s", "all")
+	f.Add("eq9", "submit", "1h", "astraea")
+	f.Add("eq16", "arrival", "1h", "astraea")
+	f.Add("eq16", "submit", "0s", "astraea")
+	f.Add("eq16", "submit", "-1ns", "astraea")
+	f.Add("eq16", "submit", "an hour", "astraea")
+	f.Add("eq16", "submit", "1h", "astraea,astraea")
+	f.Add("-json", "-quiet", "-1h", "-out")
+	cons := constructors()
+	cons[reservePolicy] = nil
+	f.Fuzz(func(t *testing.T, metricsMode, admit, reserveAfter, policies string) {
+		err := run([]string{"-metrics", metricsMode, "-admit", admit, "-reserve-after", reserveAfter, "-policy", policies,
+			"-trace", "does-not-exist.csv", "-quota", "requested", "-quiet"}, io.Discard, io.Discard)
+		if err == nil {
+			t.Fatal("run on a missing trace succeeded")
+		}
+		d, derr := time.ParseDuration(reserveAfter)
+		_, aerr := simulate.ParseAdmission(admit)
+		_, perr := selectPolicies(policies, cons)
+		var want func(error) bool
+		switch {
+		case derr != nil:
+			want = func(err error) bool { return errors.Is(err, errUsage) }
+		case metricsMode != "eq16" && metricsMode != "eq8":
+			want = func(err error) bool { return strings.HasPrefix(err.Error(), "-metrics ") }
+		case aerr != nil:
+			want = func(err error) bool {
+				return errors.Is(err, simulate.ErrConfig) && strings.HasPrefix(err.Error(), "-admit: ")
+			}
+		case d <= 0:
+			want = func(err error) bool { return strings.HasPrefix(err.Error(), "-reserve-after ") }
+		case perr != nil:
+			want = func(err error) bool { return err.Error() == perr.Error() }
+		default:
+			want = func(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+		}
+		if !want(err) {
+			t.Fatalf("run -metrics %q -admit %q -reserve-after %q -policy %q: %v", metricsMode, admit, reserveAfter, policies, err)
+		}
+	})
+}
