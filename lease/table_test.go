@@ -396,10 +396,13 @@ func FuzzStateText(f *testing.F) {
 	f.Add("")
 	f.Add("State(0)")
 	f.Fuzz(func(t *testing.T, in string) {
-		var s State
+		s := Suspended
 		if err := s.UnmarshalText([]byte(in)); err != nil {
 			if !errors.Is(err, ErrInvalidValue) {
 				t.Fatalf("untyped error %v", err)
+			}
+			if s != Suspended {
+				t.Fatalf("%q: rejected, yet the state changed to %v", in, s)
 			}
 			return
 		}

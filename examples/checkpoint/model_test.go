@@ -100,11 +100,15 @@ func FuzzSnapshot(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte{})
 	f.Add([]byte("ASTRCKPT"))
+	before := Train(2, 3)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var s Snapshot
+		s := before
 		if err := s.UnmarshalBinary(b); err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
 				t.Fatalf("untyped error %v", err)
+			}
+			if s != before {
+				t.Fatalf("rejected, yet the snapshot changed to %+v", s)
 			}
 			return
 		}
