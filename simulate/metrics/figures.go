@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,9 +92,12 @@ func WriteFigures(dir string, runs ...Run) error {
 			}
 		}
 		roomForLegend(p, f.logX)
-		if f.file == RhoJobCDFSVG {
+		switch {
+		case f.file == RhoJobCDFSVG:
 			p.X.Min = 0
 			p.X.Tick.Marker = rhoTicks()
+		case f.x == "hours":
+			p.X.Tick.Marker = hourTicks{}
 		}
 		if err := savePlot(p, filepath.Join(dir, f.file)); err != nil {
 			return err
@@ -107,6 +111,7 @@ func WriteFigures(dir string, runs ...Run) error {
 			}
 		}
 		roomForLegend(p, false)
+		p.X.Tick.Marker = hourTicks{}
 		if err := savePlot(p, filepath.Join(dir, "tenant_rho_"+fileSafe(r.Policy)+".svg")); err != nil {
 			return err
 		}
@@ -152,6 +157,50 @@ func addLine(p *plot.Plot, xy plotter.XYs, c color.RGBA, name string) error {
 func rhoTicks() plot.ConstantTicks {
 	return plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 0.95, Label: ""},
 		{Value: 1, Label: "1"}, {Value: 1.5, Label: "1.5"}, {Value: rhoClip, Label: "≥ 2"}}
+}
+
+// hourTicks marks a time axis in hours at multiples of a span a reader
+// counts in (1, 2, 3, 6 or 12 hours, a day, two or three days, a week or
+// whole weeks), the first that gives at most eight labels, with an
+// unlabelled tick halfway between them: a fortnight's run is marked every
+// week, not every 300 hours.
+type hourTicks struct{}
+
+// Ticks returns the ticks of [lo, hi]: none for a range no step marks
+// (empty, or not finite), which the plotting library, widening an empty
+// range before it asks, never passes.
+func (hourTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return nil
+	}
+	const most = 8
+	step := 1.0
+	for _, h := range []float64{1, 2, 3, 6, 12, 24, 48, 72, 168} {
+		step = h
+		if (hi-lo)/h <= most {
+			break
+		}
+	}
+	for (hi-lo)/step > most {
+		step *= 2 // whole weeks
+	}
+	var ts []plot.Tick
+	first := math.Ceil(lo/step*2) * step / 2
+	// At most 2·most+1 ticks fit; counting them, rather than adding half
+	// steps until hi, also ends where a half step is below the precision
+	// of the values.
+	for i := range 2*most + 2 {
+		v := first + float64(i)*step/2
+		if v > hi {
+			break
+		}
+		t := plot.Tick{Value: v}
+		if math.Mod(v, step) == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // roomForLegend widens the x range so that the legend, drawn in the top

@@ -5,11 +5,15 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/plot"
 )
 
 // twoRuns are two small runs of different policies with jobs, tenant
@@ -146,4 +150,53 @@ func TestUtilSeries(t *testing.T) {
 		}
 	}
 	_ = time.Second
+}
+
+func TestHourTicks(t *testing.T) {
+	labels := func(ts []plot.Tick) []string {
+		var ls []string
+		for _, tk := range ts {
+			if tk.Label != "" {
+				ls = append(ls, tk.Label)
+			}
+		}
+		return ls
+	}
+	for _, tt := range []struct {
+		name   string
+		lo, hi float64
+		want   []string
+	}{
+		{"five hours are marked every hour", 0, 5, []string{"0", "1", "2", "3", "4", "5"}},
+		{"four days are marked every day", 0, 120, []string{"0", "24", "48", "72", "96", "120"}},
+		{"five weeks are marked every week", 0, 850, []string{"0", "168", "336", "504", "672", "840"}},
+		{"a half-year is marked every four weeks", 0, 4400, []string{"0", "672", "1344", "2016", "2688", "3360", "4032"}},
+		{"a range off zero starts at its first multiple", 30, 100, []string{"36", "48", "60", "72", "84", "96"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := hourTicks{}.Ticks(tt.lo, tt.hi)
+			if got := labels(ts); !slices.Equal(got, tt.want) {
+				t.Fatalf("labels %v, want %v", got, tt.want)
+			}
+			// One unlabelled tick between two labels, all in range.
+			if len(ts) != 2*len(tt.want)-1 && len(ts) != 2*len(tt.want) && len(ts) != 2*len(tt.want)+1 {
+				t.Fatalf("%d ticks for %d labels", len(ts), len(tt.want))
+			}
+			for _, tk := range ts {
+				if tk.Value < tt.lo || tk.Value > tt.hi {
+					t.Fatalf("tick %v outside [%v, %v]", tk.Value, tt.lo, tt.hi)
+				}
+			}
+		})
+	}
+	// An empty or infinite range has no ticks; one whose values are too
+	// large for a half step to change them ends all the same.
+	for _, r := range [][2]float64{{5, 5}, {6, 5}, {-math.MaxFloat64, math.MaxFloat64}, {math.NaN(), 1}} {
+		if ts := (hourTicks{}).Ticks(r[0], r[1]); len(ts) > 0 {
+			t.Fatalf("Ticks(%v, %v) = %v, want none", r[0], r[1], ts)
+		}
+	}
+	if ts := (hourTicks{}).Ticks(1e20, 1e20+1e6); len(ts) == 0 || len(ts) > 2*8+2 {
+		t.Fatalf("Ticks(1e20, 1e20+1e6): %d ticks", len(ts))
+	}
 }
