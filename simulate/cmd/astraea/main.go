@@ -34,6 +34,7 @@
 //	-overhead          also run without overheads to report preemption overhead (true)
 //	-metrics MODE      fairness mode of the reported ρ: eq16 (as the policy) or eq8
 //	-check             check invariants periodically during the run
+//	-parallel N        policies simulated at once (0: as many as processors)
 //
 // Output goes to stdout; the progress bar, shown only when stderr is a
 // terminal, goes to stderr.
@@ -46,15 +47,18 @@ import (
 )
 
 func main() {
-	// A run is sequential (policies run one after the other), so one
-	// processor does all its work; a second one would only host the
-	// garbage collector's idle workers, whose coordination across CPUs
-	// (wake-ups, preemption signals, TLB shootdowns) costs system time
-	// without making the run faster. GOMAXPROCS in the environment wins.
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
+	// A run is sequential, so the command uses as many processors as it
+	// simulates policies at once (-parallel): one for a single policy. A
+	// processor more would only host the garbage collector's idle workers,
+	// whose coordination across CPUs (wake-ups, preemption signals, TLB
+	// shootdowns) costs system time without making a run faster.
+	// GOMAXPROCS in the environment wins.
+	procs := func(n int) {
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(n)
+		}
 	}
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := runWith(os.Args[1:], os.Stdout, os.Stderr, procs); err != nil {
 		fmt.Fprintln(os.Stderr, "astraea:", err)
 		os.Exit(1)
 	}

@@ -8,8 +8,11 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -38,6 +41,7 @@ type options struct {
 	iteration         time.Duration
 	admit             string
 	reserveAfter      time.Duration
+	parallel          int
 }
 
 // errUsage marks a command-line mistake (the flag package has printed it).
@@ -69,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.admit, "admit", simulate.AdmitOnSubmit.String(), "when a job's accounts start: \"submit\" (its submission) or \"tick\" (the first scheduling tick that sees it)")
 	fs.DurationVar(&o.reserveAfter, "reserve-after", simulate.DefaultReserveAfter, "how long the astraea-reserve policy lets the most under-served tenant's blocked gang wait before it holds nodes for it")
 	fs.BoolVar(&o.check, "check", false, "check ledger and cluster invariants periodically during the run")
+	fs.IntVar(&o.parallel, "parallel", 0, "policies simulated at once (0: as many as processors); the output does not depend on it")
 	if err := fs.Parse(args); err != nil {
 		return o, errUsage
 	}
@@ -79,19 +84,21 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// workload opens the job source, again for every run.
+// workload opens the job source, again for every run; runs may open it at
+// the same time, and each gives its source back with release.
 //
 // A trace read to derive the quotas (-quota requested or equal) is read
 // again by every run. The quota pass keeps the jobs it reads, as long as
 // they fit in keptJobsBytes, and the runs replay them instead of parsing
 // the file again; a larger trace is streamed by every pass as before.
 type workload struct {
-	name    string
-	open    func() (trace.Source, error)
-	skipped trace.Skipped
-	last    *trace.Reader
-	kept    []trace.Job // every job of the trace, read once, or nil
-	keep    int         // the bytes kept may take (keptJobsBytes)
+	name string
+	open func() (trace.Source, error)
+	kept []trace.Job // every job of the trace, read once, or nil
+	keep int         // the bytes kept may take (keptJobsBytes)
+
+	mu      sync.Mutex
+	skipped trace.Skipped // the rows the last reader released skipped
 }
 
 // keptJobsBytes bounds the memory the jobs of a trace read for its quotas
@@ -145,26 +152,27 @@ func newWorkload(o options) (*workload, error) {
 		if w.kept != nil {
 			return trace.FromJobs(w.kept), nil
 		}
-		if w.last != nil {
-			w.skipped = w.last.Skipped()
-			w.last.Close()
-		}
 		r, err := trace.Open(o.trace, trace.Options{Lenient: o.lenient})
 		if err != nil {
 			return nil, err
 		}
-		w.last = r
 		return r, nil
 	}
 	return w, nil
 }
 
-func (w *workload) close() {
-	if w.last != nil {
-		w.skipped = w.last.Skipped()
-		w.last.Close()
-		w.last = nil
+// release gives back a source open returned: a trace file's reader is
+// closed and its skipped rows recorded (every pass over one file skips
+// the same rows).
+func (w *workload) release(src trace.Source) {
+	r, ok := src.(*trace.Reader)
+	if !ok {
+		return
 	}
+	w.mu.Lock()
+	w.skipped = r.Skipped()
+	w.mu.Unlock()
+	r.Close()
 }
 
 // quotas returns the tenant weights and the name of the rule that gave them.
@@ -187,7 +195,7 @@ func quotas(o options, w *workload) (map[string]float64, string, error) {
 		}
 		k := &keeper{src: src, limit: w.keep, full: o.trace == ""} // a synthetic workload is cheap to make again
 		q, err := read(k)
-		w.close()
+		w.release(src)
 		if err != nil {
 			return nil, "", err
 		}
@@ -269,6 +277,12 @@ type runReport struct {
 // run is the command: it parses args, simulates, and writes the results to
 // stdout (progress to stderr when it is a terminal).
 func run(args []string, stdout, stderr io.Writer) error {
+	return runWith(args, stdout, stderr, nil)
+}
+
+// runWith is run, which tells procs, when it is not nil, how many policies
+// it will simulate at once, before the first starts (see main).
+func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
@@ -299,11 +313,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	par := parallelism(o.parallel, len(names))
 	w, err := newWorkload(o)
 	if err != nil {
 		return err
 	}
-	defer w.close()
 	q, rule, err := quotas(o, w)
 	if err != nil {
 		return err
@@ -338,44 +352,33 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if slices.Contains(names, reservePolicy) {
 		rep.Reserve = o.reserveAfter.Seconds()
 	}
+	twin := o.overhead && (o.checkpoint > 0 || o.cold > 0 || o.iteration > 0)
+	outs := make([]policyRun, len(names))
+	show := newDisplay(o, stderr, len(names), twin)
+	if procs != nil {
+		procs(par)
+	}
+	each(len(names), par, func(i int) error {
+		outs[i] = runPolicy(cfg, twin, w, cons[names[i]], names[i], show)
+		return outs[i].err
+	})
+	show.finish()
+	// A failure is reported as the first in the list; a policy after it
+	// may not have run.
+	for _, out := range outs {
+		if out.err != nil {
+			return out.err
+		}
+	}
 	var runs []metrics.Run
 	var sums []metrics.Summary
-	withOverheads := o.checkpoint > 0 || o.cold > 0 || o.iteration > 0
-	for _, name := range names {
-		// The twin without overheads runs first and only its summary is
-		// kept, so that one run's per-job results are in memory at a time.
-		var sum0 *metrics.Summary
-		if o.overhead && withOverheads {
-			zero := cfg
-			zero.Checkpoint, zero.ColdStart, zero.Iteration = 0, 0, 0
-			// Only its jobs are read (PreemptionOverhead compares the
-			// average JCTs): it records no tenant intervals, which
-			// change nothing else in a run.
-			zero.Intervals = nil
-			res0, err := simulateOnce(zero, w, cons[name], name+" (no overhead)", o, stderr)
-			if err != nil {
-				return err
-			}
-			s0 := metrics.Summarize(res0.Run, metrics.DefaultSummaryConfig())
-			sum0 = &s0
-		}
-		res, err := simulateOnce(cfg, w, cons[name], name, o, stderr)
-		if err != nil {
-			return err
-		}
-		sum := metrics.Summarize(res.Run, metrics.DefaultSummaryConfig())
-		if sum0 != nil {
-			if ov, err := metrics.PreemptionOverhead(sum, *sum0); err == nil {
-				sum.PreemptionOverhead = &ov
-			}
-		}
-		rep.Quotas = res.Run.Quotas
-		rep.Excluded = res.Excluded
-		runs = append(runs, res.Run)
-		sums = append(sums, sum)
-		rep.Runs = append(rep.Runs, runReport{Summary: sum, Stats: res.Stats})
+	for _, out := range outs {
+		rep.Quotas = out.res.Run.Quotas
+		rep.Excluded = out.res.Excluded
+		runs = append(runs, out.res.Run)
+		sums = append(sums, out.sum)
+		rep.Runs = append(rep.Runs, runReport{Summary: out.sum, Stats: out.res.Stats})
 	}
-	w.close()
 	if w.skipped.Rows > 0 {
 		sk := w.skipped
 		rep.Skipped = &sk
@@ -396,7 +399,83 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return writeText(stdout, rep, sums, o)
 }
 
-func simulateOnce(cfg simulate.Config, w *workload, newPolicy simulate.Constructor, label string, o options, stderr io.Writer) (*simulate.Result, error) {
+// policyRun is one policy's outcome: its run with overheads and that run's
+// summary, with the preemption overhead against the twin when there is one.
+type policyRun struct {
+	res *simulate.Result
+	sum metrics.Summary
+	err error
+}
+
+// runPolicy simulates one policy: first its twin without overheads, when
+// twin is set, of which only the summary is kept (so one run's per-job
+// results are in memory at a time), then the run itself.
+func runPolicy(cfg simulate.Config, twin bool, w *workload, newPolicy simulate.Constructor, name string, show *display) policyRun {
+	var sum0 *metrics.Summary
+	if twin {
+		zero := cfg
+		zero.Checkpoint, zero.ColdStart, zero.Iteration = 0, 0, 0
+		// Only its jobs are read (PreemptionOverhead compares the
+		// average JCTs): it records no tenant intervals, which change
+		// nothing else in a run.
+		zero.Intervals = nil
+		res0, err := simulateOnce(zero, w, newPolicy, name+" (no overhead)", show)
+		if err != nil {
+			return policyRun{err: err}
+		}
+		s0 := metrics.Summarize(res0.Run, metrics.DefaultSummaryConfig())
+		sum0 = &s0
+	}
+	res, err := simulateOnce(cfg, w, newPolicy, name, show)
+	if err != nil {
+		return policyRun{err: err}
+	}
+	sum := metrics.Summarize(res.Run, metrics.DefaultSummaryConfig())
+	if sum0 != nil {
+		if ov, err := metrics.PreemptionOverhead(sum, *sum0); err == nil {
+			sum.PreemptionOverhead = &ov
+		}
+	}
+	return policyRun{res: res, sum: sum}
+}
+
+// parallelism is how many policies run at once: the -parallel flag, or
+// GOMAXPROCS (the processors, unless the environment sets it) when it is
+// 0 or less, and never more than the policies.
+func parallelism(flag, policies int) int {
+	if flag <= 0 {
+		flag = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(flag, policies))
+}
+
+// each calls f(0), …, f(n-1), par at a time, starting them in increasing
+// order; once a call has failed no further call starts (so with par 1
+// the calls end with the failed one).
+func each(n, par int, f func(i int) error) {
+	var failed atomic.Bool
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Go(func() {
+			for i := range next {
+				if !failed.Load() && f(i) != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	for i := range n {
+		if failed.Load() {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func simulateOnce(cfg simulate.Config, w *workload, newPolicy simulate.Constructor, label string, show *display) (*simulate.Result, error) {
 	p, err := newPolicy()
 	if err != nil {
 		return nil, err
@@ -405,37 +484,72 @@ func simulateOnce(cfg simulate.Config, w *workload, newPolicy simulate.Construct
 	if err != nil {
 		return nil, err
 	}
-	if bar := progressBar(label, o, stderr); bar != nil {
-		cfg.Progress = func(done int, now time.Time) {
-			bar.Describe(fmt.Sprintf("%s: %d jobs done, %s", label, done, now.UTC().Format("2006-01-02 15:04")))
-			bar.Add(1)
-		}
-		defer bar.Finish()
-	}
+	defer w.release(src)
+	cfg.Progress = show.progress(label)
 	res, err := simulate.Run(cfg, src, p)
+	show.done()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	return res, nil
 }
 
-// progressBar returns a spinner on stderr when it is a terminal and -quiet
-// is not set; nil otherwise.
-func progressBar(label string, o options, stderr io.Writer) *progressbar.ProgressBar {
+// display shows the runs' progress on one spinner on stderr, when stderr
+// is a terminal and -quiet is not set: the runs done out of all, and the
+// latest news of a run. Runs in parallel share it.
+type display struct {
+	mu          sync.Mutex
+	bar         *progressbar.ProgressBar // nil: nothing is shown
+	ended, runs int
+}
+
+func newDisplay(o options, stderr io.Writer, policies int, twin bool) *display {
+	d := &display{runs: policies}
+	if twin {
+		d.runs *= 2
+	}
 	if o.quiet {
-		return nil
+		return d
 	}
 	f, ok := stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
+		return d
 	}
-	return progressbar.NewOptions64(-1,
+	d.bar = progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription(label),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSpinnerType(14),
 	)
+	return d
+}
+
+// progress returns the Config.Progress of the run labelled label, or nil
+// when nothing is shown.
+func (d *display) progress(label string) func(done int, now time.Time) {
+	if d.bar == nil {
+		return nil
+	}
+	return func(jobs int, now time.Time) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.bar.Describe(fmt.Sprintf("[%d/%d runs done] %s: %d jobs done, %s", d.ended, d.runs, label, jobs, now.UTC().Format("2006-01-02 15:04")))
+		d.bar.Add(1)
+	}
+}
+
+// done counts a run as done.
+func (d *display) done() {
+	d.mu.Lock()
+	d.ended++
+	d.mu.Unlock()
+}
+
+// finish clears the spinner.
+func (d *display) finish() {
+	if d.bar != nil {
+		d.bar.Finish()
+	}
 }
 
 func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error {

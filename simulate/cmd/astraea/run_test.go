@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/astraea-sched/astraea/simulate"
@@ -62,6 +65,98 @@ func TestRunJSONIsDeterministic(t *testing.T) {
 	}
 	if c := runArgs(t, "-json", "-jobs", "800", "-policy", "astraea", "-seed", "2"); c == a {
 		t.Error("another seed gives the same output")
+	}
+}
+
+// TestRunParallelOutputIsTheSame: policies simulated at once give the
+// output (JSON, CSVs and figures) that they give one after the other, on
+// the synthetic workload and on a trace file read again by every run; and
+// a policy that fails is reported, as the first in the list that does.
+func TestRunParallelOutputIsTheSame(t *testing.T) {
+	dir := t.TempDir()
+	rows := []string{}
+	for i := range 60 {
+		rows = append(rows, fmt.Sprintf("%c,j%d,%d,2020-01-01 00:%02d:00,%d,COMPLETED", 'a'+i%3, i, 1+i%8, i%60, 600+97*i))
+	}
+	tr := writeTrace(t, dir, rows...)
+	for _, base := range [][]string{
+		{"-jobs", "400"},
+		{"-trace", tr, "-nodes", "4", "-quota", filepath.Join(dir, "q.csv")},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "q.csv"), []byte("tenant,weight\na,1\nb,2\nc,3\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := func(par string) (string, map[string]string) {
+			o := filepath.Join(dir, "out"+par)
+			js := runArgs(t, append(slices.Clone(base), "-json", "-policy", "all", "-parallel", par, "-out", o)...)
+			files := map[string]string{}
+			es, err := os.ReadDir(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range es {
+				b, err := os.ReadFile(filepath.Join(o, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[e.Name()] = string(b)
+			}
+			return js, files
+		}
+		js1, files1 := out("1")
+		for _, par := range []string{"3", "0"} {
+			js, files := out(par)
+			if js != js1 {
+				t.Fatalf("%v: -parallel %s prints other JSON than -parallel 1", base, par)
+			}
+			if !maps.Equal(files, files1) {
+				t.Fatalf("%v: -parallel %s writes other files than -parallel 1", base, par)
+			}
+		}
+	}
+}
+
+// TestEachStopsAfterAFailure: each makes every call once, par at a time;
+// after a call fails no call starts, so one at a time the calls end with
+// the failed one. (In parallel, calls started while the failed one ran
+// still run: their number is not tested.)
+func TestEachStopsAfterAFailure(t *testing.T) {
+	for _, par := range []int{1, 2, 5} {
+		for fail := range 9 { // 8: none fails
+			var mu sync.Mutex
+			ran := map[int]int{}
+			each(8, par, func(i int) error {
+				mu.Lock()
+				ran[i]++
+				mu.Unlock()
+				if i == fail {
+					return errors.New("failed")
+				}
+				return nil
+			})
+			for i, k := range ran {
+				if k != 1 {
+					t.Fatalf("par %d: call %d made %d times", par, i, k)
+				}
+			}
+			switch {
+			case fail == 8 && len(ran) != 8:
+				t.Fatalf("par %d, no failure: %d calls made, want 8", par, len(ran))
+			case fail < 8 && ran[fail] != 1:
+				t.Fatalf("par %d: the failing call %d was not made", par, fail)
+			case fail < 8 && par == 1 && len(ran) != fail+1:
+				t.Fatalf("par 1, call %d fails: %d calls made, want %d", fail, len(ran), fail+1)
+			}
+		}
+	}
+	if got := parallelism(0, 3); got < 1 || got > 3 {
+		t.Fatalf("parallelism(0, 3) = %d", got)
+	}
+	if got := parallelism(8, 3); got != 3 {
+		t.Fatalf("parallelism(8, 3) = %d, want 3", got)
+	}
+	if got := parallelism(-1, 0); got != 1 {
+		t.Fatalf("parallelism(-1, 0) = %d, want 1", got)
 	}
 }
 
@@ -268,11 +363,14 @@ func TestWorkloadReplaysTheQuotaPass(t *testing.T) {
 			if (w.kept != nil) != c.kept {
 				t.Fatalf("kept %d jobs, want kept %v", len(w.kept), c.kept)
 			}
-			for run := range 2 {
-				src, err := w.open()
-				if err != nil {
+			// Two runs at once, as -parallel makes them.
+			srcs := make([]trace.Source, 2)
+			for run := range srcs {
+				if srcs[run], err = w.open(); err != nil {
 					t.Fatal(err)
 				}
+			}
+			for run, src := range srcs {
 				got, err := trace.ReadAll(src)
 				if err != nil {
 					t.Fatal(err)
@@ -280,8 +378,8 @@ func TestWorkloadReplaysTheQuotaPass(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("run %d reads %+v, want %+v", run, got, want)
 				}
+				w.release(src)
 			}
-			w.close()
 			if !reflect.DeepEqual(w.skipped, wantSkipped) {
 				t.Fatalf("skipped %+v, want %+v", w.skipped, wantSkipped)
 			}
