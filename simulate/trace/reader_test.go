@@ -252,6 +252,37 @@ func TestNaiveTimesUseLocation(t *testing.T) {
 	}
 }
 
+// TestRFC3339Offsets: a generic trace's RFC 3339 times keep their offset,
+// and an offset RFC 3339 does not allow (hours above 23, minutes above 59),
+// which time.Parse would read as another offset, is a bad time.
+func TestRFC3339Offsets(t *testing.T) {
+	const hdr = "tenant,job,gpus,submit,duration\n"
+	jobs, _, err := read(t, hdr+
+		"a,j1,1,2024-03-01T00:00:00+23:59,60\n"+
+		"a,j2,1,2024-03-01T08:00:00+05:30,60\n"+
+		"a,j3,1,2024-03-01T08:00:00Z,60\n"+
+		"a,j4,1,2024-03-01T08:00:00.5-08:00,60\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"2024-02-29 00:01:00", "2024-03-01 02:30:00", "2024-03-01 08:00:00", "2024-03-01 16:00:00"} {
+		w := utc(want)
+		if i == 3 {
+			w = w.Add(500 * time.Millisecond)
+		}
+		if !jobs[i].Submit.Equal(w) {
+			t.Errorf("job %s submitted %v, want %v", jobs[i].ID, jobs[i].Submit.UTC(), w)
+		}
+	}
+	for _, off := range []string{"+24:00", "-24:00", "+24:60", "+00:60", "-23:60", "+99:99"} {
+		_, _, err := read(t, hdr+"a,j1,1,2024-03-01T08:00:00"+off+",60\n", Options{Name: "g.csv"})
+		var re *RowError
+		if !errors.Is(err, ErrTime) || !errors.As(err, &re) || re.Line != 2 || re.Column != "submit" {
+			t.Errorf("offset %s: error %v, want a bad time at g.csv:2, column submit", off, err)
+		}
+	}
+}
+
 func TestJobDefaults(t *testing.T) {
 	var j Job
 	if j.FinalState() != "COMPLETED" || j.EffectiveWeight() != 1 {
