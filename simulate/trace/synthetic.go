@@ -31,7 +31,10 @@ type SyntheticConfig struct {
 // ErrSyntheticConfig reports an unusable SyntheticConfig.
 var ErrSyntheticConfig = errors.New("trace: invalid synthetic config")
 
-func (c SyntheticConfig) validate() error {
+// Validate reports what Synthetic's source would refuse in c before its
+// first job (an error matching ErrSyntheticConfig), so that a command can
+// check its flags before it starts a run.
+func (c SyntheticConfig) Validate() error {
 	switch {
 	case c.Jobs < 0:
 		return fmt.Errorf("%w: Jobs %d < 0", ErrSyntheticConfig, c.Jobs)
@@ -82,7 +85,7 @@ func DefaultSynthetic() SyntheticConfig {
 // Jobs are named "syn-000001", "syn-000002"... in submit order and have no
 // user. Generation costs O(log entries) per job and O(Span in hours) memory.
 func Synthetic(cfg SyntheticConfig) Source {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return errSource{err}
 	}
 	g := &synth{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x61737472616561))}

@@ -195,12 +195,19 @@ func TestSyntheticInvalidConfig(t *testing.T) {
 		"empty span":         {Jobs: 10},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Synthetic(cfg).Next(); !errors.Is(err, ErrSyntheticConfig) {
+			_, err := Synthetic(cfg).Next()
+			if !errors.Is(err, ErrSyntheticConfig) {
 				t.Fatalf("Next() error = %v, want ErrSyntheticConfig", err)
+			}
+			if v := cfg.Validate(); v == nil || v.Error() != err.Error() {
+				t.Fatalf("Validate() = %v, Next's error %v", v, err)
 			}
 		})
 	}
 	if _, err := Synthetic(SyntheticConfig{Span: time.Hour}).Next(); err != io.EOF {
 		t.Fatalf("zero jobs: %v, want io.EOF", err)
+	}
+	if err := DefaultSynthetic().Validate(); err != nil {
+		t.Fatalf("DefaultSynthetic().Validate() = %v", err)
 	}
 }

@@ -142,6 +142,9 @@ func newWorkload(o options) (*workload, error) {
 	if o.trace == "" {
 		cfg := trace.DefaultSynthetic()
 		cfg.Seed, cfg.Jobs = o.seed, o.jobs
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
 		return &workload{
 			name: fmt.Sprintf("synthetic (Venus-calibrated, %d jobs, seed %d)", cfg.Jobs, cfg.Seed),
 			open: func() (trace.Source, error) { return trace.Synthetic(cfg), nil },
