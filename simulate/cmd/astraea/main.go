@@ -53,8 +53,11 @@ func main() {
 	// whose coordination across CPUs (wake-ups, preemption signals, TLB
 	// shootdowns) costs system time without making a run faster.
 	// GOMAXPROCS in the environment wins.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	procs := func(n int) {
-		if os.Getenv("GOMAXPROCS") == "" {
+		if os.Getenv("GOMAXPROCS") == "" && n > 1 {
 			runtime.GOMAXPROCS(n)
 		}
 	}

@@ -317,6 +317,9 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 		return err
 	}
 	par := parallelism(o.parallel, len(names))
+	if procs != nil {
+		procs(par)
+	}
 	w, err := newWorkload(o)
 	if err != nil {
 		return err
@@ -358,9 +361,6 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	twin := o.overhead && (o.checkpoint > 0 || o.cold > 0 || o.iteration > 0)
 	outs := make([]policyRun, len(names))
 	show := newDisplay(o, stderr, len(names), twin)
-	if procs != nil {
-		procs(par)
-	}
 	each(len(names), par, func(i int) error {
 		outs[i] = runPolicy(cfg, twin, w, cons[names[i]], names[i], show)
 		return outs[i].err
@@ -443,11 +443,10 @@ func runPolicy(cfg simulate.Config, twin bool, w *workload, newPolicy simulate.C
 }
 
 // parallelism is how many policies run at once: the -parallel flag, or
-// GOMAXPROCS (the processors, unless the environment sets it) when it is
-// 0 or less, and never more than the policies.
+// the processors when it is 0 or less, and never more than the policies.
 func parallelism(flag, policies int) int {
 	if flag <= 0 {
-		flag = runtime.GOMAXPROCS(0)
+		flag = runtime.NumCPU()
 	}
 	return max(1, min(flag, policies))
 }
