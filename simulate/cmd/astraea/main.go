@@ -53,11 +53,9 @@ func main() {
 	// whose coordination across CPUs (wake-ups, preemption signals, TLB
 	// shootdowns) costs system time without making a run faster.
 	// GOMAXPROCS in the environment wins.
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
-	}
+	// runWith sets it before it reads anything, once it knows the number.
 	procs := func(n int) {
-		if os.Getenv("GOMAXPROCS") == "" && n > 1 {
+		if os.Getenv("GOMAXPROCS") == "" {
 			runtime.GOMAXPROCS(n)
 		}
 	}

@@ -284,7 +284,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 }
 
 // runWith is run, which tells procs, when it is not nil, how many policies
-// it will simulate at once, before the first starts (see main).
+// it will simulate at once, once the flags are read and before anything
+// else (see main).
 func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -443,10 +444,11 @@ func runPolicy(cfg simulate.Config, twin bool, w *workload, newPolicy simulate.C
 }
 
 // parallelism is how many policies run at once: the -parallel flag, or
-// the processors when it is 0 or less, and never more than the policies.
+// GOMAXPROCS (the processors, unless the environment sets it) when it is
+// 0 or less, and never more than the policies.
 func parallelism(flag, policies int) int {
 	if flag <= 0 {
-		flag = runtime.NumCPU()
+		flag = runtime.GOMAXPROCS(0)
 	}
 	return max(1, min(flag, policies))
 }
