@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/astraea-sched/astraea/internal/rfc3339"
 )
 
 // Reader streams the jobs of one CSV trace. It implements Source.
@@ -390,7 +392,7 @@ func (r *Reader) parseSubmit(s string) (time.Time, error) {
 		if t, err := parseNaive(s, r.opts.Location); err == nil {
 			return t, nil
 		}
-		if t, err := parseRFC3339(s); err == nil {
+		if t, err := rfc3339.Parse(s); err == nil {
 			return t, nil
 		}
 		if t, err := parseSeconds(s, r.opts.Base); err == nil {
@@ -398,21 +400,6 @@ func (r *Reader) parseSubmit(s string) (time.Time, error) {
 		}
 		return time.Time{}, ErrTime
 	}
-}
-
-// parseRFC3339 parses an RFC 3339 time, refusing the offsets RFC 3339
-// does not allow but time.Parse lets through (hours up to 24, minutes up to
-// 60: "+24:60" would read as 25 hours ahead, "+00:60" as "+01:00"): the
-// offset must read back as written and lie within a day.
-func parseRFC3339(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, ErrTime
-	}
-	if _, off := t.Zone(); !strings.HasSuffix(s, "Z") && (off <= -24*3600 || off >= 24*3600 || !strings.HasSuffix(s, t.Format("-07:00"))) {
-		return time.Time{}, ErrTime
-	}
-	return t, nil
 }
 
 const naiveLayout = "2006-01-02 15:04:05"

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/examples/slurm"
+	"github.com/astraea-sched/astraea/internal/rfc3339"
 	"github.com/astraea-sched/astraea/ledger"
 )
 
@@ -254,26 +255,11 @@ func parseTime(s string, loc *time.Location) (time.Time, error) {
 	if t, err := time.ParseInLocation(slurm.TimeLayout, s, loc); err == nil {
 		return t, nil
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil && offsetInRange(s) {
+	if t, err := rfc3339.Parse(s); err == nil {
 		return t, nil
 	}
 	if t, err := time.ParseInLocation("2006-01-02", s, loc); err == nil {
 		return t, nil
 	}
 	return time.Time{}, &timeError{s}
-}
-
-// offsetInRange reports whether the offset that ends s, an RFC 3339 time
-// that time.Parse accepted, is one RFC 3339 allows: Z, or ±hh:mm with hours
-// 00-23 and minutes 00-59. time.Parse lets hours up to 24 and minutes up
-// to 60 through, and reads "+24:60" as 25 hours ahead.
-func offsetInRange(s string) bool {
-	if strings.HasSuffix(s, "Z") {
-		return true
-	}
-	if len(s) < len("+hh:mm") {
-		return false
-	}
-	hh, mm := s[len(s)-5:len(s)-3], s[len(s)-2:]
-	return hh < "24" && mm < "60"
 }
