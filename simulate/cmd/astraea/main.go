@@ -52,8 +52,8 @@ func main() {
 	// processor more would only host the garbage collector's idle workers,
 	// whose coordination across CPUs (wake-ups, preemption signals, TLB
 	// shootdowns) costs system time without making a run faster.
-	// GOMAXPROCS in the environment wins.
-	// runWith sets it before it reads anything, once it knows the number.
+	// GOMAXPROCS in the environment wins. runWith calls procs as soon as
+	// it has read the flags, before it reads anything else.
 	procs := func(n int) {
 		if os.Getenv("GOMAXPROCS") == "" {
 			runtime.GOMAXPROCS(n)
