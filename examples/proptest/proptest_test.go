@@ -123,7 +123,7 @@ func TestLowestRhoKeepsTheProperties(t *testing.T) {
 }
 
 // TestFIFOBreaksThePhase1Rule: the same properties catch a plain FIFO
-// queue. Tenant a's big job runs first; a's second job was queued before
+// queue, and a scheduler that serves the highest ρ first. Tenant a's big job runs first; a's second job was queued before
 // b's, so when the cluster frees FIFO starts it, although b, served
 // nothing so far, has the lower ρ. With a small job behind a blocked big
 // one, FIFO is not work-conserving either.
@@ -137,6 +137,13 @@ func TestFIFOBreaksThePhase1Rule(t *testing.T) {
 	blocked := [][]Job{
 		{{ID: "a1", Tenant: "a", GPUs: 6, Steps: 3}, {ID: "b1", Tenant: "b", GPUs: 4, Steps: 1}, {ID: "a2", Tenant: "a", GPUs: 2, Steps: 1}},
 	}
+	// b is served its share first; then a, served nothing, has a job
+	// that fits, and a scheduler that serves the highest ρ first starts
+	// b's next job.
+	reversed := [][]Job{
+		{{ID: "a1", Tenant: "a", GPUs: 8, Steps: 1}, {ID: "b1", Tenant: "b", GPUs: 4, Steps: 1}},
+		{{ID: "b2", Tenant: "b", GPUs: 4, Steps: 1}},
+	}
 	for _, c := range []struct {
 		s        Scheduler
 		arrivals [][]Job
@@ -146,6 +153,8 @@ func TestFIFOBreaksThePhase1Rule(t *testing.T) {
 		{LowestRho{}, rule, ""},
 		{FIFO{}, blocked, "not work-conserving"},
 		{LowestRho{}, blocked, ""},
+		{highestRho{}, reversed, "Phase 1 rule"},
+		{LowestRho{}, reversed, ""},
 	} {
 		why, err := play(c.s, 8, weights, c.arrivals)
 		if err != nil || (c.want == "") != (why == "") || !strings.Contains(why, c.want) {
@@ -184,6 +193,31 @@ func TestRunRefusesImpossibleDecisions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// highestRho starts the job of the highest-ρ tenant first (the Phase 1
+// rule reversed), then fills the free GPUs first fit.
+type highestRho struct{}
+
+func (highestRho) Decide(v ledger.View, pending []Job, free ledger.GPUs) []int {
+	best := -1
+	for i, j := range pending {
+		if j.GPUs <= free && (best < 0 || lowerRho(v, pending[best].Tenant, j.Tenant)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	picks := []int{best}
+	free -= pending[best].GPUs
+	for i, j := range pending {
+		if i != best && j.GPUs <= free {
+			picks = append(picks, i)
+			free -= j.GPUs
+		}
+	}
+	return picks
 }
 
 type fixed []int
