@@ -160,10 +160,13 @@ func runTrainer(stdout io.Writer, stderr io.Writer, path string, iters, seed uin
 	if s.Iter < iters {
 		select {} // stopped by a signal: the handler flushes and exits
 	}
-	signal.Stop(sig)
+	// The handler stays until the final snapshot is on disk: a signal
+	// before that must still flush it (the default action would end the
+	// process with the last iterations lost).
 	if err := j.flush(s); err != nil {
 		return err
 	}
+	signal.Stop(sig)
 	j.say("done %d", s.Iter)
 	return nil
 }
