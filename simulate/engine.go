@@ -92,10 +92,10 @@ func (j *job) progressed(t time.Time) {
 // ExcludedJob is a job the run left out because it asks for more GPUs than
 // the whole cluster has.
 type ExcludedJob struct {
-	ID     string
-	Tenant string
-	GPUs   int
-	Line   int
+	ID     string `json:"id"`
+	Tenant string `json:"tenant"`
+	GPUs   int    `json:"gpus"`
+	Line   int    `json:"line"`
 }
 
 // ExcludedTooLarge is the reason recorded in metrics.Run.Excluded for jobs
@@ -104,24 +104,25 @@ const ExcludedTooLarge = "larger than the cluster"
 
 // Stats counts what happened in a run.
 type Stats struct {
-	Jobs        int // jobs simulated to the end
-	Excluded    int // jobs larger than the cluster, not simulated
-	Ticks       int // scheduling decisions (the policy was called)
-	Events      int // engine events processed
-	Grants      int // new grants (first starts and resumes)
-	Renewals    int
-	Preemptions int // suspensions of running jobs (explicit or by an unrenewed lease)
-	Checkpoints int // checkpoints written (preemptions, plus renewals with CheckpointOnRenew)
-	ColdStarts  int // resumes
+	Jobs        int `json:"jobs"`     // jobs simulated to the end
+	Excluded    int `json:"excluded"` // jobs larger than the cluster, not simulated
+	Ticks       int `json:"ticks"`    // scheduling decisions (the policy was called)
+	Events      int `json:"events"`   // engine events processed
+	Grants      int `json:"grants"`   // new grants (first starts and resumes)
+	Renewals    int `json:"renewals"`
+	Preemptions int `json:"preemptions"` // suspensions of running jobs (explicit or by an unrenewed lease)
+	Checkpoints int `json:"checkpoints"` // checkpoints written (preemptions, plus renewals with CheckpointOnRenew)
+	ColdStarts  int `json:"cold_starts"` // resumes
 	// OverheadGPUSeconds is GPU time held without progress: checkpoints,
 	// cold starts and lost work (start barriers are not counted: a starting
 	// job holds nothing).
-	OverheadGPUSeconds float64
+	OverheadGPUSeconds float64 `json:"overhead_gpu_seconds"`
 	// LostGPUSeconds is the part of OverheadGPUSeconds that ran but was
 	// discarded at a preemption: the partial iteration in flight (zero when
 	// Config.Iteration is zero).
-	LostGPUSeconds float64
-	Start, End     time.Time
+	LostGPUSeconds float64   `json:"lost_gpu_seconds"`
+	Start          time.Time `json:"start"`
+	End            time.Time `json:"end"`
 }
 
 // Result is the outcome of one run.

@@ -253,23 +253,30 @@ func selectPolicies(list string, m map[string]simulate.Constructor) ([]string, e
 	return names, nil
 }
 
-// report is the -json document.
+// schemaVersion is the -json document's schema_version. It changes when a
+// key is renamed or removed or its meaning changes, not when one is added
+// (docs/json.md).
+const schemaVersion = 1
+
+// report is the -json document. Every key is snake_case; a duration or a
+// time of day carries its unit in its name (_seconds).
 type report struct {
-	Workload  string             `json:"workload"`
-	Skipped   *trace.Skipped     `json:"skipped,omitempty"`
-	Nodes     int                `json:"nodes"`
-	GPUs      int                `json:"gpus"`
-	Interval  float64            `json:"interval_seconds"`
-	Lease     float64            `json:"lease_seconds"`
-	Ckpt      float64            `json:"checkpoint_seconds"`
-	Cold      float64            `json:"coldstart_seconds"`
-	Iteration float64            `json:"iteration_seconds"`
-	Admit     string             `json:"admit,omitempty"`                 // omitted for the default, "submit"
-	Reserve   float64            `json:"reserve_after_seconds,omitempty"` // astraea-reserve's wait before a hold, when it runs
-	QuotaRule string             `json:"quota_rule"`
-	Quotas    map[string]float64 `json:"quotas"`
-	Excluded  []simulate.ExcludedJob
-	Runs      []runReport `json:"runs"`
+	SchemaVersion int                    `json:"schema_version"`
+	Workload      string                 `json:"workload"`
+	Skipped       *trace.Skipped         `json:"skipped,omitempty"`
+	Nodes         int                    `json:"nodes"`
+	GPUs          int                    `json:"gpus"`
+	Interval      float64                `json:"interval_seconds"`
+	Lease         float64                `json:"lease_seconds"`
+	Ckpt          float64                `json:"checkpoint_seconds"`
+	Cold          float64                `json:"cold_start_seconds"`
+	Iteration     float64                `json:"iteration_seconds"`
+	Admit         string                 `json:"admit,omitempty"`                 // omitted for the default, "submit"
+	Reserve       float64                `json:"reserve_after_seconds,omitempty"` // astraea-reserve's wait before a hold, when it runs
+	QuotaRule     string                 `json:"quota_rule"`
+	Quotas        map[string]float64     `json:"quotas"`
+	Excluded      []simulate.ExcludedJob `json:"excluded,omitempty"` // jobs larger than the cluster
+	Runs          []runReport            `json:"runs"`
 }
 
 type runReport struct {
@@ -349,7 +356,8 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	}
 
 	rep := report{
-		Workload: w.name, Nodes: o.nodes, GPUs: o.nodes * o.gpn,
+		SchemaVersion: schemaVersion,
+		Workload:      w.name, Nodes: o.nodes, GPUs: o.nodes * o.gpn,
 		Interval: o.interval.Seconds(), Lease: o.lease.Seconds(),
 		Ckpt: o.checkpoint.Seconds(), Cold: o.cold.Seconds(), Iteration: o.iteration.Seconds(), QuotaRule: rule,
 	}
