@@ -14,7 +14,9 @@
 //	go run ./simulate/cmd/astraea -trace philly_2week_snapshot.csv \
 //	    -quota requested -nodes 210
 //
-// Flags:
+// Its subcommands are listed by "astraea help"; "astraea help COMMAND" or
+// "astraea COMMAND -h" prints a command's flags. With no subcommand, or
+// with a flag first, astraea runs simulate, whose flags are:
 //
 //	-trace FILE        trace (Venus, Philly, Pollux, artifact or generic CSV; .gz read transparently)
 //	-quota Q           FILE (tenant weights), "requested" (∝ Σ GPUs requested) or "equal"
@@ -41,6 +43,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -52,14 +56,18 @@ func main() {
 	// processor more would only host the garbage collector's idle workers,
 	// whose coordination across CPUs (wake-ups, preemption signals, TLB
 	// shootdowns) costs system time without making a run faster.
-	// GOMAXPROCS in the environment wins. runWith calls procs as soon as
+	// GOMAXPROCS in the environment wins. A command calls procs as soon as
 	// it has read the flags, before it reads anything else.
 	procs := func(n int) {
 		if os.Getenv("GOMAXPROCS") == "" {
 			runtime.GOMAXPROCS(n)
 		}
 	}
-	if err := runWith(os.Args[1:], os.Stdout, os.Stderr, procs); err != nil {
+	switch err := dispatch(commands(), os.Args[1:], os.Stdout, os.Stderr, procs); {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage): // printed with a hint to the usage
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "astraea:", err)
 		os.Exit(1)
 	}

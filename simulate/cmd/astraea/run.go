@@ -44,13 +44,10 @@ type options struct {
 	parallel          int
 }
 
-// errUsage marks a command-line mistake (the flag package has printed it).
-var errUsage = errors.New("usage")
-
-func parseFlags(args []string, stderr io.Writer) (options, error) {
+// parseFlags reads the flags of the simulate command.
+func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("astraea", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.StringVar(&o.trace, "trace", "", "trace `FILE` (Venus, Philly, Pollux, artifact or generic CSV; .gz transparent); default: the embedded synthetic workload")
 	fs.StringVar(&o.quota, "quota", "", "tenant quotas: a CSV `FILE`, \"requested\" (∝ Σ GPUs requested) or \"equal\"; default: the synthetic workload's VC sizes, or requested for a trace")
 	fs.IntVar(&o.nodes, "nodes", 100, "nodes in the cluster")
@@ -74,14 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.reserveAfter, "reserve-after", simulate.DefaultReserveAfter, "how long the astraea-reserve policy lets the most under-served tenant's blocked gang wait before it holds nodes for it")
 	fs.BoolVar(&o.check, "check", false, "check ledger and cluster invariants periodically during the run")
 	fs.IntVar(&o.parallel, "parallel", 0, "policies simulated at once (0: as many as processors); the output does not depend on it")
-	if err := fs.Parse(args); err != nil {
-		return o, errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "astraea: unexpected argument %q\n", fs.Arg(0))
-		return o, errUsage
-	}
-	return o, nil
+	return o, parseCommandFlags(fs, commands(), args, stdout, stderr)
 }
 
 // workload opens the job source, again for every run; runs may open it at
@@ -284,17 +274,18 @@ type runReport struct {
 	Stats   simulate.Stats  `json:"stats"`
 }
 
-// run is the command: it parses args, simulates, and writes the results to
-// stdout (progress to stderr when it is a terminal).
+// run is the astraea command on args, its subcommand first (see
+// commands); with no subcommand it simulates.
 func run(args []string, stdout, stderr io.Writer) error {
-	return runWith(args, stdout, stderr, nil)
+	return dispatch(commands(), args, stdout, stderr, nil)
 }
 
-// runWith is run, which tells procs, when it is not nil, how many policies
-// it will simulate at once, once the flags are read and before anything
-// else (see main).
+// runWith is the simulate command: it parses args, simulates, and writes
+// the results to stdout (progress to stderr when it is a terminal). It
+// tells procs, when it is not nil, how many policies it will simulate at
+// once, once the flags are read and before anything else (see main).
 func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		err      error    // matched with errors.Is; nil: success
+		stdout   []string // substrings of stdout
+		stderr   []string // substrings of stderr
+		noStdout bool
+		noStderr bool
+	}{
+		{name: "-h prints the commands and the flags on stdout", args: []string{"-h"}, err: flag.ErrHelp,
+			stdout: []string{"usage: astraea", "simulate", "help", "flags of simulate:", "-nodes"}, noStderr: true},
+		{name: "-help is -h", args: []string{"-help"}, err: flag.ErrHelp, stdout: []string{"flags of simulate:"}, noStderr: true},
+		{name: "help lists the commands", args: []string{"help"},
+			stdout: []string{"usage: astraea", "simulate", "astraea help COMMAND"}, noStderr: true},
+		{name: "help simulate is simulate -h", args: []string{"help", "simulate"}, err: flag.ErrHelp,
+			stdout: []string{"flags of simulate:", "-policy"}, noStderr: true},
+		{name: "simulate -h is the same", args: []string{"simulate", "-h"}, err: flag.ErrHelp,
+			stdout: []string{"flags of simulate:"}, noStderr: true},
+		{name: "an unknown command lists the known ones", args: []string{"simulat"}, err: errUsage,
+			stderr: []string{`unknown command "simulat"`, "known: simulate, help"}, noStdout: true},
+		{name: "help of an unknown command lists the known ones", args: []string{"help", "nosuch"}, err: errUsage,
+			stderr: []string{`unknown command "nosuch"`, "known: simulate"}, noStdout: true},
+		{name: "an unknown flag is named, with a hint", args: []string{"-bogus"}, err: errUsage,
+			stderr: []string{"-bogus", "astraea help simulate"}, noStdout: true},
+		{name: "an argument after the flags is named", args: []string{"-jobs", "5", "extra"}, err: errUsage,
+			stderr: []string{`unexpected argument "extra"`}, noStdout: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := run(tc.args, &out, &errOut)
+			if tc.err == nil && err != nil || tc.err != nil && !errors.Is(err, tc.err) {
+				t.Fatalf("run %q: error %v, want %v", tc.args, err, tc.err)
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out.String())
+				}
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(errOut.String(), s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errOut.String())
+				}
+			}
+			if tc.noStdout && out.Len() > 0 {
+				t.Errorf("stdout: %q", out.String())
+			}
+			if tc.noStderr && errOut.Len() > 0 {
+				t.Errorf("stderr: %q", errOut.String())
+			}
+		})
+	}
+}
+
+// The usage lists every command of the table, so that a command added
+// there is listed without more.
+func TestUsageListsEveryCommand(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"help"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands() {
+		if !strings.Contains(out.String(), "  "+c.name+" ") || !strings.Contains(out.String(), c.summary) {
+			t.Errorf("the usage lacks %s:\n%s", c.name, out.String())
+		}
+	}
+}
+
+// dispatch gives a named command the arguments after its name, and the
+// first command everything when the first argument is a flag or there is
+// none.
+func TestDispatchRoutesByName(t *testing.T) {
+	var got []string
+	record := func(name string) func([]string, io.Writer, io.Writer, func(int)) error {
+		return func(args []string, _, _ io.Writer, _ func(int)) error {
+			got = append([]string{name}, args...)
+			return nil
+		}
+	}
+	cmds := []command{{"first", "the default", record("first")}, {"second", "another", record("second")}}
+	for _, tc := range []struct{ args, want []string }{
+		{nil, []string{"first"}},
+		{[]string{"-x", "1"}, []string{"first", "-x", "1"}},
+		{[]string{"first", "-y"}, []string{"first", "-y"}},
+		{[]string{"second", "-z", "a"}, []string{"second", "-z", "a"}},
+		{[]string{"help", "second"}, []string{"second", "-h"}},
+	} {
+		got = nil
+		if err := dispatch(cmds, tc.args, io.Discard, io.Discard, nil); err != nil {
+			t.Fatalf("dispatch %q: %v", tc.args, err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("dispatch %q ran %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
