@@ -89,23 +89,30 @@ func (j *job) progressed(t time.Time) {
 	j.st.Remaining = j.st.Job.Duration - j.st.Attained
 }
 
-// ExcludedJob is a job the run left out because it asks for more GPUs than
-// the whole cluster has.
+// ExcludedJob is a job the run left out, and why: it asks for more GPUs
+// than the whole cluster has (ExcludedTooLarge), or, with
+// Config.DropOverQuota, than its tenant's quota (ExcludedOverQuota).
 type ExcludedJob struct {
 	ID     string `json:"id"`
 	Tenant string `json:"tenant"`
 	GPUs   int    `json:"gpus"`
 	Line   int    `json:"line"`
+	Reason string `json:"reason"`
 }
 
-// ExcludedTooLarge is the reason recorded in metrics.Run.Excluded for jobs
-// that ask for more GPUs than the cluster has.
-const ExcludedTooLarge = "larger than the cluster"
+// Reasons recorded in ExcludedJob.Reason and metrics.Run.Excluded.
+const (
+	// ExcludedTooLarge: the job asks for more GPUs than the cluster has.
+	ExcludedTooLarge = "larger than the cluster"
+	// ExcludedOverQuota: the job asks for more GPUs than its tenant's
+	// quota and Config.DropOverQuota is set.
+	ExcludedOverQuota = "larger than its tenant's quota"
+)
 
 // Stats counts what happened in a run.
 type Stats struct {
 	Jobs        int `json:"jobs"`     // jobs simulated to the end
-	Excluded    int `json:"excluded"` // jobs larger than the cluster, not simulated
+	Excluded    int `json:"excluded"` // jobs not simulated (Result.Excluded says why)
 	Ticks       int `json:"ticks"`    // scheduling decisions (the policy was called)
 	Events      int `json:"events"`   // engine events processed
 	Grants      int `json:"grants"`   // new grants (first starts and resumes)
@@ -143,8 +150,10 @@ type engine struct {
 	capacity int
 	quotas   map[string]float64 // normalised
 	cluster  *placement.Cluster
-	nodes    *nodeFree        // the cluster's free GPUs by node
-	books    []*ledger.Ledger // books[0] accounts; books[len-1] metrics
+	nodes    *nodeFree         // the cluster's free GPUs by node
+	books    []*ledger.Ledger  // books[0] accounts; every mode a figure needs once
+	metrics  *ledger.Ledger    // the book in Config.Metrics mode: job ρ, tenant totals
+	byMode   [2]*ledger.Ledger // the books by mode (DemandAware, QuotaShare), when kept
 
 	jobs    map[string]*job
 	slab    []*job // by job index; nil once a job has ended
@@ -321,9 +330,14 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 }
 
 func (e *engine) openBooks() error {
+	// Tenant intervals are recorded under both equations (the paper's
+	// simulator selects by Eq. 16 and reports Eq. 8), so a run with
+	// intervals keeps a book of each mode.
 	modes := []ledger.Mode{e.cfg.Accounts}
-	if e.cfg.Metrics != e.cfg.Accounts {
-		modes = append(modes, e.cfg.Metrics)
+	for _, m := range []ledger.Mode{e.cfg.Metrics, ledger.DemandAware, ledger.QuotaShare} {
+		if !slices.Contains(modes, m) && (m == e.cfg.Metrics || len(e.cfg.Intervals) > 0) {
+			modes = append(modes, m)
+		}
 	}
 	for _, m := range modes {
 		l, err := ledger.New(ledger.Config{Mode: m, Capacity: ledger.GPUs(e.capacity), Start: e.start})
@@ -336,7 +350,9 @@ func (e *engine) openBooks() error {
 			}
 		}
 		e.books = append(e.books, l)
+		e.byMode[modeIndex(m)] = l
 	}
+	e.metrics = e.byMode[modeIndex(e.cfg.Metrics)]
 	e.boundaries = make([]time.Duration, len(e.cfg.Intervals))
 	copy(e.boundaries, e.cfg.Intervals)
 	e.nextEnd = never
@@ -355,6 +371,14 @@ func (e *engine) openBooks() error {
 }
 
 func (e *engine) at(d time.Duration) time.Time { return e.start.Add(d) }
+
+// modeIndex is the index of mode m in engine.byMode.
+func modeIndex(m ledger.Mode) int {
+	if m == ledger.QuotaShare {
+		return 1
+	}
+	return 0
+}
 
 // setLeaseEnd sets job j's lease end to d (JobState.LeaseEnd at(d)), or
 // to none when set is false, and keeps d with the job, which the engine
@@ -414,8 +438,11 @@ func (e *engine) ledgerDo(op string, j *job, at time.Duration, f func(l *ledger.
 }
 
 func (e *engine) schedTick(t time.Duration) {
-	iv := e.cfg.Interval
-	k := (t + iv - 1) / iv * iv
+	iv, ph := e.cfg.Interval, e.cfg.TickPhase
+	k := ph
+	if t > ph {
+		k += (t - ph + iv - 1) / iv * iv
+	}
 	if e.ticked && k <= e.lastTick {
 		k = e.lastTick + iv
 	}
@@ -518,15 +545,21 @@ func (e *engine) closeInterval(length, end time.Duration) error {
 	if !e.hasNext && e.srcDone && end-length > e.lastSub && !e.cfg.longWay {
 		return nil
 	}
-	l := e.books[len(e.books)-1]
 	from, to := e.at(end-length), e.at(end)
 	e.res.Run.Tenants = roomFor(e.res.Run.Tenants, len(e.tenants))
 	for _, t := range e.tenants {
-		a, err := l.TenantAccount(ledger.TenantID(t), from, to)
-		if err != nil {
-			return fmt.Errorf("simulate: tenant %s account over [%v, %v): %w", t, from, to, err)
+		var acc [2]ledger.Account
+		for i, l := range e.byMode {
+			a, err := l.TenantAccount(ledger.TenantID(t), from, to)
+			if err != nil {
+				return fmt.Errorf("simulate: tenant %s account over [%v, %v): %w", t, from, to, err)
+			}
+			acc[i] = a
 		}
-		e.res.Run.Tenants = append(e.res.Run.Tenants, metrics.TenantInterval{Tenant: t, From: from, To: to, Account: a, Length: length})
+		e.res.Run.Tenants = append(e.res.Run.Tenants, metrics.TenantInterval{
+			Tenant: t, From: from, To: to, Length: length,
+			Account: acc[modeIndex(e.cfg.Metrics)], Eq8: acc[0], Eq16: acc[1],
+		})
 	}
 	return nil
 }
@@ -555,6 +588,17 @@ func (e *engine) step(t time.Duration) error {
 	return e.submit()
 }
 
+// exclude returns why the run leaves job tj out, or "" to simulate it.
+func (e *engine) exclude(tj trace.Job) string {
+	switch {
+	case tj.GPUs > e.capacity:
+		return ExcludedTooLarge
+	case e.cfg.DropOverQuota && float64(tj.GPUs) > float64(e.capacity)*e.quotas[tj.Tenant]:
+		return ExcludedOverQuota
+	}
+	return ""
+}
+
 func (e *engine) submit() error {
 	tj := e.next
 	if err := e.readNext(); err != nil {
@@ -569,8 +613,8 @@ func (e *engine) submit() error {
 	if _, ok := e.quotas[tj.Tenant]; !ok {
 		return fmt.Errorf("%w: job %s (line %d) of tenant %q", ErrUnknownTenant, tj.ID, tj.Line, tj.Tenant)
 	}
-	if tj.GPUs > e.capacity {
-		e.res.Excluded = append(e.res.Excluded, ExcludedJob{ID: tj.ID, Tenant: tj.Tenant, GPUs: tj.GPUs, Line: tj.Line})
+	if why := e.exclude(tj); why != "" {
+		e.res.Excluded = append(e.res.Excluded, ExcludedJob{ID: tj.ID, Tenant: tj.Tenant, GPUs: tj.GPUs, Line: tj.Line, Reason: why})
 		e.res.Stats.Excluded++
 		return nil
 	}
@@ -920,7 +964,7 @@ func (e *engine) complete(j *job) error {
 		return err
 	}
 	j.st.Attained, j.st.Remaining = j.st.Job.Duration, 0
-	m := e.books[len(e.books)-1]
+	m := e.metrics
 	sub := j.st.Job.Submit
 	first, _ := j.prog.Started()
 	acct, err := m.JobAccount(j.id, sub, at)
@@ -933,6 +977,7 @@ func (e *engine) complete(j *job) error {
 	if err := e.ledgerDo("forget", j, t, func(l *ledger.Ledger) error { return l.Forget(j.id) }); err != nil {
 		return err
 	}
+	use := j.prog.Usage(at)
 	rec := metrics.JobRecord{
 		ID:          j.st.Job.ID,
 		Tenant:      j.st.Job.Tenant,
@@ -941,7 +986,10 @@ func (e *engine) complete(j *job) error {
 		FirstStart:  first,
 		End:         at,
 		Run:         j.st.Job.Duration,
-		Held:        j.prog.Usage(at).Held,
+		Held:        use.Held,
+		Checkpoint:  use.Checkpoint,
+		ColdStart:   use.ColdStart,
+		Lost:        use.Lost,
 		Rho:         acct.Rho,
 		Preemptions: j.st.Preemptions,
 		State:       j.st.Job.FinalState(),
@@ -999,7 +1047,7 @@ func (e *engine) finish() error {
 	e.res.Run.Tenants = ts
 	e.res.Run.End = e.nowAt
 	if e.now > 0 {
-		m := e.books[len(e.books)-1]
+		m := e.metrics
 		e.res.Run.TenantTotals = make(map[string]ledger.Account, len(e.tenants))
 		for _, t := range e.tenants {
 			a, err := m.TenantAccount(ledger.TenantID(t), e.start, e.nowAt)
@@ -1009,10 +1057,14 @@ func (e *engine) finish() error {
 			e.res.Run.TenantTotals[t] = a
 		}
 	}
-	if n := e.res.Stats.Excluded; n > 0 {
-		e.res.Run.Excluded = map[string]int{ExcludedTooLarge: n}
+	for _, x := range e.res.Excluded {
+		if e.res.Run.Excluded == nil {
+			e.res.Run.Excluded = map[string]int{}
+		}
+		e.res.Run.Excluded[x.Reason]++
 	}
 	e.res.Run.Policy = e.pol.Name()
+	e.res.Run.BothModes = len(e.cfg.Intervals) > 0
 	e.res.Run.Quotas = maps.Clone(e.quotas)
 	e.res.Stats.Jobs = e.done
 	e.res.Stats.End = e.nowAt

@@ -595,6 +595,7 @@ func TestPropertyTenantIntervalsChangeNothingElse(t *testing.T) {
 		}
 		a, b := res[0], res[1]
 		a.Run.Tenants, b.Run.Tenants = nil, nil
+		a.Run.BothModes, b.Run.BothModes = false, false
 		if !reflect.DeepEqual(a.Run, b.Run) || a.Stats != b.Stats {
 			t.Fatalf("runs with intervals %v and %v differ beyond their tenant intervals:\n%+v\n%+v", cfg.Intervals, other.Intervals, a.Stats, b.Stats)
 		}

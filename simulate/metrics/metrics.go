@@ -8,16 +8,21 @@ import (
 
 // JobRecord is the fate of one job in a run.
 type JobRecord struct {
-	ID, Tenant  string
-	GPUs        int
-	Submit      time.Time
-	FirstStart  time.Time     // zero if never started
-	End         time.Time     // completion time; zero if the job never ended
-	Run         time.Duration // trace duration (useful running time)
-	Held        time.Duration // total time holding GPUs, incl. overheads
-	Rho         ledger.Rho    // ρ_job over its life in the ledger: [Submit, End), or from the tick that admitted it (simulate.Config.Admit) to End
-	Preemptions int
-	State       string
+	ID, Tenant string
+	GPUs       int
+	Submit     time.Time
+	FirstStart time.Time     // zero if never started
+	End        time.Time     // completion time; zero if the job never ended
+	Run        time.Duration // trace duration (useful running time)
+	Held       time.Duration // total time holding GPUs, incl. overheads
+	// Overhead splits the part of Held that made no progress: time
+	// writing checkpoints (at unrenewed lease ends, and at renewals when
+	// they are charged), restoring after a resume (cold starts), and
+	// running work that a preemption then discarded.
+	Checkpoint, ColdStart, Lost time.Duration
+	Rho                         ledger.Rho // ρ_job over its life in the ledger: [Submit, End), or from the tick that admitted it (simulate.Config.Admit) to End
+	Preemptions                 int
+	State                       string
 }
 
 // Finished reports whether the job ended (End is set).
@@ -61,6 +66,11 @@ type TenantInterval struct {
 	Tenant   string
 	From, To time.Time
 	Account  ledger.Account
+	// Eq8 and Eq16 are the pair's accounts under each tenant fair-share
+	// equation (Account is one of them, the run's reporting mode), set
+	// when Run.BothModes is. Eq8.FairShare = 0 means the tenant had no
+	// demand in the interval.
+	Eq8, Eq16 ledger.Account
 	// Length is the configured interval length this pair belongs to. Zero
 	// means To − From. A simulator that cuts the last interval short at the
 	// end of the run sets Length to the configured length so the pair is
@@ -107,8 +117,11 @@ type Run struct {
 	Policy  string
 	Jobs    []JobRecord
 	Tenants []TenantInterval // for each configured interval length
-	Util    []UtilPoint      // step function, in time order
-	Quotas  map[string]float64
+	// BothModes says that every TenantInterval carries its Eq8 and Eq16
+	// accounts, so that Summarize reports tenant loss under both.
+	BothModes bool
+	Util      []UtilPoint // step function, in time order
+	Quotas    map[string]float64
 	// End closes the last UtilPoint's step. Zero means the last point's
 	// time (the last step then counts for nothing).
 	End time.Time

@@ -123,8 +123,8 @@ func TestTenantIntervalLoss(t *testing.T) {
 	}}
 	s := Summarize(r, SummaryConfig{})
 	want := []IntervalLoss{
-		{Interval: h, Seconds: 3600, Pairs: 5, Loss: 2, Share: 0.4},
-		{Interval: 6 * h, Seconds: 21600, Pairs: 1, Loss: 1, Share: 1},
+		{Interval: h, Seconds: 3600, Pairs: 5, Loss: 2, Share: 0.4, ShareBusy: 0.4},
+		{Interval: 6 * h, Seconds: 21600, Pairs: 1, Loss: 1, Share: 1, ShareBusy: 1},
 		{Interval: 24 * h, Seconds: 86400},
 	}
 	if len(s.TenantLoss) != len(want) {
