@@ -117,12 +117,23 @@ func (p *plan) decision() simulate.Decision {
 	return simulate.Decision{Preempt: p.preempt, Grants: p.grants}
 }
 
+// fracTolerance is far above the rounding error of w ÷ Σw × M for any
+// cluster size (about M × 2⁻⁵²) and far below any real difference of two
+// fractional parts of weights given to a few decimals.
+const fracTolerance = 1e-9
+
 // capacities splits capacity GPUs among tenants in proportion to their quota
 // weights by the largest-remainder method: every tenant gets ⌊w×M⌋ and the
 // GPUs left over go one each to the largest fractional parts (ties by tenant
-// name). The result sums to exactly capacity when the weights sum to 1, so no
-// GPU is owned by nobody and none is promised twice. Tenants with weight ≤ 0
-// or NaN get 0.
+// name). Weights need not sum to 1: they are normalised by their sum, so the
+// result sums to exactly capacity and no GPU is owned by nobody or promised
+// twice. Tenants with weight ≤ 0, NaN or +Inf get 0, as do all tenants when
+// no weight is positive and finite.
+//
+// Shares are floats, so two fractional parts that are equal in exact
+// arithmetic (7/21 and 4/21 of 28 GPUs are both ⅓ past a whole GPU) can differ
+// in the last bits; parts are compared in whole units of fracTolerance, so
+// such parts count as equal and go by name, as the rule says.
 func capacities(quotas map[string]float64, capacity int) map[string]int {
 	names := make([]string, 0, len(quotas))
 	var sum float64
@@ -153,10 +164,10 @@ func capacities(quotas map[string]float64, capacity int) map[string]int {
 			continue
 		}
 		x := w / sum * float64(capacity)
-		n := int(math.Floor(x))
+		n := int(math.Floor(x + fracTolerance))
 		out[t] = n
 		given += n
-		fr = append(fr, frac{t, x - float64(n)})
+		fr = append(fr, frac{t, math.Round(max(0, x-float64(n)) / fracTolerance)})
 	}
 	slices.SortStableFunc(fr, func(a, b frac) int { return cmp.Or(cmp.Compare(b.f, a.f), cmp.Compare(a.t, b.t)) })
 	for i := 0; given < capacity && len(fr) > 0; i = (i + 1) % len(fr) {

@@ -1,6 +1,7 @@
 package baselines
 
 import (
+	"math"
 	"testing"
 
 	"github.com/astraea-sched/astraea/simulate"
@@ -18,20 +19,32 @@ func TestCapacitiesSumToCluster(t *testing.T) {
 		{"thirds give the spare GPU to the first name", map[string]float64{"a": 1, "b": 1, "c": 1}, 16, map[string]int{"a": 6, "b": 5, "c": 5}},
 		{"largest remainder wins", map[string]float64{"a": 0.14, "b": 0.86}, 10, map[string]int{"a": 1, "b": 9}},
 		{"zero weight gets nothing", map[string]float64{"a": 0, "b": 1}, 8, map[string]int{"a": 0, "b": 8}},
+		// 1.7 and 8.3: the spare GPU goes to the larger fraction, not the larger share.
+		{"the largest fraction wins over the largest share", map[string]float64{"a": 0.17, "b": 0.83}, 10, map[string]int{"a": 2, "b": 8}},
+		// 1.875, 1.875, 6.25: two spare GPUs, one each, not both to one tenant.
+		{"two leftovers go to two tenants", map[string]float64{"a": 3, "b": 3, "c": 10}, 10, map[string]int{"a": 2, "b": 2, "c": 6}},
+		{"weights need not sum to 1", map[string]float64{"a": 1, "b": 3}, 8, map[string]int{"a": 2, "b": 6}},
+		{"negative and NaN weights get nothing", map[string]float64{"a": -1, "b": math.NaN(), "c": 2}, 5, map[string]int{"a": 0, "b": 0, "c": 5}},
+		{"no positive weight gives nobody anything", map[string]float64{"a": 0, "b": -2}, 5, map[string]int{"a": 0, "b": 0}},
+		{"no GPUs gives nobody anything", map[string]float64{"a": 1}, 0, map[string]int{"a": 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Capacities(tc.quotas, tc.m)
-			sum := 0
+			if len(got) != len(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			sum, wantSum := 0, 0
 			for k, v := range tc.want {
 				if got[k] != v {
 					t.Errorf("%s: got %d, want %d (all %v)", k, got[k], v, got)
 				}
+				wantSum += v
 			}
 			for _, v := range got {
 				sum += v
 			}
-			if sum != tc.m {
-				t.Errorf("capacities sum to %d, want %d", sum, tc.m)
+			if sum != wantSum {
+				t.Errorf("capacities sum to %d, want %d", sum, wantSum)
 			}
 		})
 	}
