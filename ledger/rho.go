@@ -27,7 +27,9 @@ type Rho float64
 
 // Ratio returns ρ = alloc ÷ fair under the policy documented on [Rho].
 // Negative or NaN inputs are treated as 0, since no account can be negative;
-// callers that need to detect them validate before calling.
+// callers that need to detect them validate before calling. An infinite
+// FairShare gives 0 for a finite Alloc and 1 for an infinite one (never the
+// NaN of Inf ÷ Inf).
 func Ratio(alloc, fair GPUSeconds) Rho {
 	a, f := float64(alloc), float64(fair)
 	if !(a > 0) { // also catches NaN

@@ -20,6 +20,11 @@ func TestRatioPolicy(t *testing.T) {
 		"paper §十一 A after pre-credit of A2 is 0.90":        {54000 + 7200 + 3600, 72000, 0.9},
 		"NaN alloc counts as zero":                          {GPUSeconds(math.NaN()), 10, 0},
 		"negative fair counts as zero":                      {0, -3, 1},
+		"negative alloc counts as zero":                     {-4, 8, 0},
+		"NaN fair with service received is +Inf":            {2, GPUSeconds(math.NaN()), Rho(math.Inf(1))},
+		"a finite share of an infinite debt is 0":           {1e300, GPUSeconds(math.Inf(1)), 0},
+		"infinite service of an infinite debt is 1":         {GPUSeconds(math.Inf(1)), GPUSeconds(math.Inf(1)), 1},
+		"infinite service of a finite debt is +Inf":         {GPUSeconds(math.Inf(1)), 3, Rho(math.Inf(1))},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,67 @@
+package ledger
+
+import (
+	"errors"
+	"testing"
+)
+
+// The checksum only catches accidents. A snapshot written by a faulty or
+// hostile encoder, with a valid checksum around a record that breaks the
+// ledger's rules, must be rejected too (ErrCorruptSnapshot), not restored.
+// Each case breaks one rule in a sample ledger before it is encoded.
+func TestRestoreRejectsCraftedSnapshots(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		craft func(l *Ledger)
+	}{
+		{"two jobs with one id", func(l *Ledger) { l.jobs.get("a2").id = "a1" }},
+		{"two tenants with one id", func(l *Ledger) { l.tenants[1].id = l.tenants[0].id }},
+		{"a tenant with a negative weight", func(l *Ledger) { l.tenants[0].weight = -1 }},
+		{"a tenant with a negative active-job count", func(l *Ledger) { l.tenants[0].nActive = -1 }},
+		{"a finished job without a final state", func(l *Ledger) { l.jobs.get("b1").final = 0 }},
+		{"an active job with a final state", func(l *Ledger) { l.jobs.get("a2").final = Completed }},
+		{"a job in an unknown state", func(l *Ledger) { l.jobs.get("a2").state = finished + 1 }},
+		{"a job submitted after now", func(l *Ledger) { l.jobs.get("a2").submit = l.now + 1 }},
+		{"a job submitted before the clock began", func(l *Ledger) { l.jobs.get("a2").submit = -1 }},
+		{"a job finished before it was submitted", func(l *Ledger) {
+			j := l.jobs.get("b1")
+			j.finish = j.submit - 1
+		}},
+		{"a job finished after now", func(l *Ledger) { l.jobs.get("b1").finish = l.now + 1 }},
+		{"an active job with a finish time", func(l *Ledger) { l.jobs.get("a2").finish = 1 }},
+		{"an active job without segments", func(l *Ledger) { l.jobs.get("a2").segs = nil }},
+		{"a segment before the job's submit", func(l *Ledger) {
+			j := l.jobs.get("a2")
+			j.submit = j.segs[0].from + 1
+		}},
+		{"a segment after now", func(l *Ledger) {
+			j := l.jobs.get("a2")
+			j.segs[len(j.segs)-1].from = l.now + 1
+		}},
+		{"a segment with a negative weight", func(l *Ledger) { l.jobs.get("a2").segs[0].w = -2 }},
+		{"a segment with a negative base", func(l *Ledger) { l.jobs.get("a2").segs[0].base = -1 }},
+		{"a segment with a negative group value", func(l *Ledger) { l.jobs.get("a2").segs[0].gFrom = -1 }},
+		{"a job's segment in another tenant's group", func(l *Ledger) {
+			l.jobs.get("a2").segs[0].g = l.jobs.get("b1").segs[0].g
+		}},
+		{"a group with θ 0", func(l *Ledger) { l.tenants[0].groups[0].theta = 0 }},
+		{"a clock before its base", func(l *Ledger) { l.base = l.now + 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := sampleLedger(t, Unbounded())
+			tc.craft(l)
+			data, err := l.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := Restore(data); !errors.Is(err, ErrCorruptSnapshot) {
+				t.Fatalf("Restore = %v, %v; want ErrCorruptSnapshot", got, err)
+			}
+		})
+	}
+	// The untouched sample restores, so each rejection above is the craft's.
+	data, _ := sampleLedger(t, Unbounded()).MarshalBinary()
+	if _, err := Restore(data); err != nil {
+		t.Fatalf("untouched sample: %v", err)
+	}
+}
