@@ -286,3 +286,34 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatalf("no summaries: %q", empty.String())
 	}
 }
+
+// The sharing-loss test is ρ_job < threshold − ε: a job at exactly the
+// threshold, or short of it by rounding only, is not a loss; one short by
+// more than ε is, and a one-job run's share is then all or nothing.
+func TestJobLossThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		rho       float64
+		cfg       SummaryConfig
+		wantLoss  int
+		wantShare float64
+	}{
+		{"a job at exactly 0.95 is not a loss", 0.95, SummaryConfig{}, 0, 0},
+		{"a job short of 0.95 by rounding is not a loss", 0.95 - 1e-12, SummaryConfig{}, 0, 0},
+		{"a job short of 0.95 by more than ε is a loss", 0.95 - 1e-6, SummaryConfig{}, 1, 1},
+		{"a job above the threshold is not a loss", 0.96, SummaryConfig{}, 0, 0},
+		{"an exact comparison counts the rounding shortfall", 0.95 - 1e-12, SummaryConfig{Epsilon: -1}, 1, 1},
+		{"an exact comparison still spares the threshold itself", 0.95, SummaryConfig{Epsilon: -1}, 0, 0},
+		{"a wider ε spares a larger shortfall", 0.95 - 1e-6, SummaryConfig{Epsilon: 1e-3}, 0, 0},
+		{"a custom threshold replaces 0.95", 0.9, SummaryConfig{JobLoss: 0.8}, 0, 0},
+		{"below a custom threshold is a loss", 0.7, SummaryConfig{JobLoss: 0.8}, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Run{Jobs: []JobRecord{{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(10), Run: 10 * time.Second, Rho: ledger.Rho(tc.rho)}}}
+			s := Summarize(r, tc.cfg)
+			if s.LossJobs != tc.wantLoss || s.SharingLossJobs != tc.wantShare {
+				t.Errorf("ρ %v: %d loss jobs, share %v; want %d, %v", tc.rho, s.LossJobs, s.SharingLossJobs, tc.wantLoss, tc.wantShare)
+			}
+		})
+	}
+}
