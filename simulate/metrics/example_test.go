@@ -32,25 +32,27 @@ func ExampleSummarize() {
 	metrics.WriteTable(os.Stdout, s)
 	// Output:
 	// sharing-loss jobs 50 %, average JCT 5400 s, slowdown 1.5, utilization 100 %
-	// metric                                astraea
-	// jobs (finished)                         2 (2)
-	// sharing-loss jobs (ρ_job < 0.95)      50.00 %
-	// tenant loss intervals 1h (ρ < 1)  0.00 % of 2
-	// avg JCT s                              5400.0
-	// p50 JCT s                              3600.0
-	// p90 JCT s                              7200.0
-	// p99 JCT s                              7200.0
-	// avg queueing s                         1800.0
-	// p50 queueing s                            0.0
-	// p90 queueing s                         3600.0
-	// p99 queueing s                         3600.0
-	// avg slowdown                            1.500
-	// p50 slowdown                            1.000
-	// p90 slowdown                            2.000
-	// p99 slowdown                            2.000
-	// utilization                          100.00 %
-	// Jain's index of tenant ρ                1.000
-	// preemptions (jobs)                      0 (0)
+	// metric                                             astraea
+	// jobs (finished)                                      2 (2)
+	// sharing-loss jobs (ρ_job < 0.95)                   50.00 %
+	// tenant loss intervals 1h (ρ < 1)               0.00 % of 2
+	// avg JCT s                                           5400.0
+	// p50 JCT s                                           3600.0
+	// p90 JCT s                                           7200.0
+	// p99 JCT s                                           7200.0
+	// avg queueing s                                      1800.0
+	// p50 queueing s                                         0.0
+	// p90 queueing s                                      3600.0
+	// p99 queueing s                                      3600.0
+	// avg slowdown                                         1.500
+	// p50 slowdown                                         1.000
+	// p90 slowdown                                         2.000
+	// p99 slowdown                                         2.000
+	// utilization                                       100.00 %
+	// Jain's index of tenant ρ                             1.000
+	// preemptions (jobs)                                   0 (0)
+	// overhead, direct (of Σ JCT)                         0.00 %
+	//   checkpoint / cold start / lost  0.00 % / 0.00 % / 0.00 %
 }
 
 // The quotas a run used, printed beside its results.

@@ -33,19 +33,34 @@ func WriteTable(w io.Writer, sums ...Summary) error {
 		row(fmt.Sprintf("sharing-loss jobs (ρ_job < %g)", sums[0].JobLossThreshold),
 			func(s Summary) string { return pct(s.SharingLossJobs) })
 	}
-	for _, length := range intervalLengths(sums) {
-		thr := 1.0
-		if len(sums) > 0 {
-			thr = sums[0].TenantLossThreshold
-		}
-		row(fmt.Sprintf("tenant loss intervals %s (ρ < %g)", fmtInterval(length), thr), func(s Summary) string {
-			for _, il := range s.TenantLoss {
-				if il.Interval == length || (il.Interval == 0 && il.Seconds == length.Seconds()) {
-					return fmt.Sprintf("%s of %d", pct(il.Share), il.Pairs)
+	thr := 1.0
+	if len(sums) > 0 {
+		thr = sums[0].TenantLossThreshold
+	}
+	both := len(sums) > 0 && !slices.ContainsFunc(sums, func(s Summary) bool { return s.TenantLossEq8 == nil })
+	lossRows := func(label string, get func(Summary) []IntervalLoss, busy bool) {
+		for _, length := range intervalLengths(sums) {
+			row(fmt.Sprintf(label, fmtInterval(length), thr), func(s Summary) string {
+				for _, il := range get(s) {
+					if il.Interval == length || (il.Interval == 0 && il.Seconds == length.Seconds()) {
+						if busy {
+							return fmt.Sprintf("%s of %d", pct(il.ShareBusy), il.Pairs-il.Idle)
+						}
+						return fmt.Sprintf("%s of %d", pct(il.Share), il.Pairs)
+					}
 				}
-			}
-			return "-"
-		})
+				return "-"
+			})
+		}
+	}
+	if both {
+		// The authors report Eq. 8; Eq. 16 counts idle tenants' quota as
+		// owed, so its loss among the pairs with demand follows it.
+		lossRows("tenant loss intervals %s, Eq. 8 (ρ < %g)", func(s Summary) []IntervalLoss { return s.TenantLossEq8 }, false)
+		lossRows("tenant loss intervals %s, Eq. 16 (ρ < %g)", func(s Summary) []IntervalLoss { return s.TenantLossEq16 }, false)
+		lossRows("  Eq. 16 %s, tenants with demand", func(s Summary) []IntervalLoss { return s.TenantLossEq16 }, true)
+	} else {
+		lossRows("tenant loss intervals %s (ρ < %g)", func(s Summary) []IntervalLoss { return s.TenantLoss }, false)
 	}
 	for _, m := range []struct {
 		name string
@@ -66,6 +81,10 @@ func WriteTable(w io.Writer, sums ...Summary) error {
 	row("utilization", func(s Summary) string { return pct(s.Utilization) })
 	row("Jain's index of tenant ρ", func(s Summary) string { return num(s.Jain) })
 	row("preemptions (jobs)", func(s Summary) string { return fmt.Sprintf("%d (%d)", s.Preemptions, s.PreemptedJobs) })
+	row("overhead, direct (of Σ JCT)", func(s Summary) string { return pct(s.Overhead.Direct) })
+	row("  checkpoint / cold start / lost", func(s Summary) string {
+		return fmt.Sprintf("%s / %s / %s", pct(s.Overhead.Checkpoint), pct(s.Overhead.ColdStart), pct(s.Overhead.Lost))
+	})
 	if slices.ContainsFunc(sums, func(s Summary) bool { return s.PreemptionOverhead != nil }) {
 		row("preemption overhead (avg JCT)", func(s Summary) string {
 			if s.PreemptionOverhead == nil {

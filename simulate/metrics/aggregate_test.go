@@ -1,0 +1,102 @@
+package metrics
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func phaseSummary(policy string, loss, jct, eq8 float64) Summary {
+	return Summary{
+		Policy: policy, JobLossThreshold: 0.95, TenantLossThreshold: 1,
+		SharingLossJobs: loss,
+		JCT:             Stats{Mean: jct},
+		TenantLossEq8:   []IntervalLoss{{Interval: time.Hour, Seconds: 3600, Share: eq8}},
+		TenantLossEq16:  []IntervalLoss{{Interval: time.Hour, Seconds: 3600, Share: 2 * eq8, ShareBusy: eq8}},
+		Overhead:        Overhead{Direct: 0.01, Checkpoint: 0.004, ColdStart: 0.006},
+	}
+}
+
+func TestAggregateRunsBandsEveryFigure(t *testing.T) {
+	a, err := AggregateRuns(phaseSummary("astraea", 0.1, 100, 0.05), phaseSummary("astraea", 0.2, 300, 0.07), phaseSummary("astraea", 0.3, 200, 0.03))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Runs != 3 || a.Policy != "astraea" {
+		t.Fatalf("aggregate of %q over %d runs", a.Policy, a.Runs)
+	}
+	for _, c := range []struct {
+		key  string
+		want Band
+	}{
+		{"sharing_loss_jobs", Band{Mean: 0.2, Min: 0.1, Max: 0.3}},
+		{"jct_mean_seconds", Band{Mean: 200, Min: 100, Max: 300}},
+		{"tenant_loss_eq8_1h", Band{Mean: 0.05, Min: 0.03, Max: 0.07}},
+		{"tenant_loss_eq16_1h", Band{Mean: 0.1, Min: 0.06, Max: 0.14}},
+		{"tenant_loss_eq16_busy_1h", Band{Mean: 0.05, Min: 0.03, Max: 0.07}},
+		{"overhead_direct", Band{Mean: 0.01, Min: 0.01, Max: 0.01}},
+		{"overhead_cold_start", Band{Mean: 0.006, Min: 0.006, Max: 0.006}},
+	} {
+		b, ok := a.Band(c.key)
+		if !ok {
+			t.Errorf("no band %s", c.key)
+			continue
+		}
+		if !near(b.Mean, c.want.Mean) || !near(b.Min, c.want.Min) || !near(b.Max, c.want.Max) {
+			t.Errorf("%s = %+v, want %+v", c.key, b, c.want)
+		}
+	}
+	if _, ok := a.Band("tenant_loss_1h"); ok {
+		t.Error("a summary with both modes also reports the reporting mode's loss")
+	}
+}
+
+func TestAggregateRunsRefusesMixedRuns(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sums []Summary
+	}{
+		{"no run", nil},
+		{"two policies", []Summary{phaseSummary("a", 0, 0, 0), phaseSummary("b", 0, 0, 0)}},
+		{"other figures", []Summary{phaseSummary("a", 0, 0, 0), {Policy: "a"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := AggregateRuns(c.sums...); !errors.Is(err, ErrAggregate) {
+				t.Errorf("error %v, want ErrAggregate", err)
+			}
+		})
+	}
+}
+
+func TestFormatBand(t *testing.T) {
+	for _, c := range []struct {
+		b    Band
+		u    Unit
+		want string
+	}{
+		{Band{0.071, 0.05, 0.09}, Share, "7.10 % [5.00 %–9.00 %]"},
+		{Band{0.071, 0.071, 0.071}, Share, "7.10 %"},
+		{Band{1234.4, 1000, 1500.6}, Seconds, "1234 [1000–1501]"},
+		{Band{2.5, 2, 3}, Number, "2.500 [2.000–3.000]"},
+	} {
+		if got := FormatBand(c.b, c.u); got != c.want {
+			t.Errorf("FormatBand(%+v, %d) = %q, want %q", c.b, c.u, got, c.want)
+		}
+	}
+}
+
+func TestWriteAggregateTable(t *testing.T) {
+	a, _ := AggregateRuns(phaseSummary("astraea", 0.1, 100, 0.05), phaseSummary("astraea", 0.3, 300, 0.05))
+	b, _ := AggregateRuns(phaseSummary("fifo", 0.5, 900, 0.5))
+	var sb strings.Builder
+	if err := WriteAggregateTable(&sb, a, b); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	for _, want := range []string{"runs", "20.00 % [10.00 %–30.00 %]", "50.00 %", "200 [100–300]", "tenant loss 1h, Eq. 8 (ρ < 1)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
