@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/astraea-sched/astraea/simulate"
+	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -105,4 +108,55 @@ func TestDispatchRoutesByName(t *testing.T) {
 			t.Errorf("dispatch %q ran %q, want %q", tc.args, got, tc.want)
 		}
 	}
+}
+
+// A bad flag value is reported under the flag's name, not the Go field it
+// sets, and matches the sentinel of the setting.
+func TestBadFlagValuesNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the error's beginning
+		err  error
+	}{
+		{[]string{"-nodes", "0"}, "-nodes must be > 0", simulate.ErrConfig},
+		{[]string{"-gpus-per-node", "-1"}, "-gpus-per-node must be > 0", simulate.ErrConfig},
+		{[]string{"-interval", "0s"}, "-interval must be > 0", simulate.ErrConfig},
+		{[]string{"-lease", "0s"}, "-lease must be > 0", simulate.ErrConfig},
+		{[]string{"-checkpoint", "-1s"}, "-checkpoint must lie in [0, ", simulate.ErrConfig},
+		{[]string{"-coldstart", "-1s"}, "-coldstart must lie in [0, ", simulate.ErrConfig},
+		{[]string{"-iteration", "-1s"}, "-iteration must lie in [0, ", simulate.ErrConfig},
+		{[]string{"-lease", "20s", "-coldstart", "30s"}, "-lease 20s must be longer than -coldstart 30s", simulate.ErrConfig},
+		{[]string{"-lease", "5s", "-coldstart", "1s", "-checkpoint", "5s"}, "-lease 5s must be longer than -checkpoint 5s", simulate.ErrConfig},
+		{[]string{"-jobs", "-1"}, "-jobs must be ≥ 0", trace.ErrSyntheticConfig},
+		{[]string{"-parallel", "-2"}, "-parallel must be ≥ 0", simulate.ErrConfig},
+	} {
+		var out bytes.Buffer
+		err := run(append(tc.args, "-quiet"), &out, io.Discard)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, tc.err) {
+			t.Errorf("run %q: error %v, want one starting %q and matching %v", tc.args, err, tc.want, tc.err)
+		}
+		if out.Len() > 0 {
+			t.Errorf("run %q printed %q before refusing", tc.args, out.String())
+		}
+	}
+	// Accepted edge values: zero overheads, -checkpoint as long as the
+	// lease when renewals are not charged, -parallel 0.
+	for _, args := range [][]string{
+		{"-checkpoint", "0s", "-coldstart", "0s", "-iteration", "0s"},
+		{"-lease", "5s", "-checkpoint", "5s", "-checkpoint-on-renew=false", "-coldstart", "1s"},
+		{"-parallel", "0"},
+	} {
+		if err := checkFlags(mustParse(t, args...)); err != nil {
+			t.Errorf("%q refused: %v", args, err)
+		}
+	}
+}
+
+func mustParse(t *testing.T, args ...string) options {
+	t.Helper()
+	o, err := parseFlags(args, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatalf("parse %q: %v", args, err)
+	}
+	return o
 }

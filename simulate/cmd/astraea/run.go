@@ -289,6 +289,9 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	if err != nil {
 		return err
 	}
+	if err := checkFlags(o); err != nil {
+		return err
+	}
 	var mmode ledger.Mode
 	switch o.metricsMode {
 	case "eq16":
