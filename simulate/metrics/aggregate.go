@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -132,7 +134,8 @@ func AggregateRuns(sums ...Summary) (Aggregate, error) {
 			b.Mean += x
 			b.Min, b.Max = min(b.Min, x), max(b.Max, x)
 		}
-		b.Mean /= float64(len(all))
+		// The mean of equal values can round one ulp outside them.
+		b.Mean = min(max(b.Mean/float64(len(all)), b.Min), b.Max)
 		a.Metrics[v.Key] = b
 	}
 	return a, nil
@@ -201,4 +204,29 @@ func FormatValue(x float64, u Unit) string {
 		return strconv.FormatFloat(math.Round(x), 'f', 0, 64)
 	}
 	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+// SummaryCSV is the file WriteAggregateCSV writes.
+const SummaryCSV = "summary.csv"
+
+// WriteAggregateCSV writes summary.csv into dir (created if needed):
+// policy,runs,metric,mean,min,max — one row per policy and figure, policies
+// in the order given, figures in Values' order; shares as fractions, times
+// in seconds, numbers in the shortest exact decimal form.
+func WriteAggregateCSV(dir string, aggs ...Aggregate) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return writeCSVFile(filepath.Join(dir, SummaryCSV), []string{"policy", "runs", "metric", "mean", "min", "max"},
+		func(emit func(...string) error) error {
+			for _, a := range aggs {
+				for _, v := range a.values {
+					b := a.Metrics[v.Key]
+					if err := emit(a.Policy, strconv.Itoa(a.Runs), v.Key, ffmt(b.Mean), ffmt(b.Min), ffmt(b.Max)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
 }

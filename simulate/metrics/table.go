@@ -58,7 +58,7 @@ func WriteTable(w io.Writer, sums ...Summary) error {
 		// owed, so its loss among the pairs with demand follows it.
 		lossRows("tenant loss intervals %s, Eq. 8 (ρ < %g)", func(s Summary) []IntervalLoss { return s.TenantLossEq8 }, false)
 		lossRows("tenant loss intervals %s, Eq. 16 (ρ < %g)", func(s Summary) []IntervalLoss { return s.TenantLossEq16 }, false)
-		lossRows("  Eq. 16 %s, tenants with demand", func(s Summary) []IntervalLoss { return s.TenantLossEq16 }, true)
+		lossRows("  Eq. 16 %s, tenants with demand (ρ < %g)", func(s Summary) []IntervalLoss { return s.TenantLossEq16 }, true)
 	} else {
 		lossRows("tenant loss intervals %s (ρ < %g)", func(s Summary) []IntervalLoss { return s.TenantLoss }, false)
 	}

@@ -42,6 +42,14 @@ type options struct {
 	admit             string
 	reserveAfter      time.Duration
 	parallel          int
+	profileName       string
+	phases            int
+	tickPhase         time.Duration
+	dropOverQuota     bool
+	// profile is the -profile bundle, and conv the conventions the run
+	// used (the profile's settings as set, flags that overrode them marked).
+	profile profile
+	conv    []convention
 }
 
 // parseFlags reads the flags of the simulate command.
@@ -71,7 +79,16 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.reserveAfter, "reserve-after", simulate.DefaultReserveAfter, "how long the astraea-reserve policy lets the most under-served tenant's blocked gang wait before it holds nodes for it")
 	fs.BoolVar(&o.check, "check", false, "check ledger and cluster invariants periodically during the run")
 	fs.IntVar(&o.parallel, "parallel", 0, "policies simulated at once (0: as many as processors); the output does not depend on it")
-	return o, parseCommandFlags(fs, commands(), args, stdout, stderr)
+	fs.StringVar(&o.profileName, "profile", defaultProfile, "`NAME` of a bundle of conventions ("+profileNames()+"); a flag given overrides its value")
+	fs.IntVar(&o.phases, "phases", 1, "run every policy at `N` tick phases spread over one interval and report mean [min–max]")
+	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
+	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
+	if err := parseCommandFlags(fs, commands(), args, stdout, stderr); err != nil {
+		return o, err
+	}
+	var err error
+	o.profile, o.conv, err = applyProfile(fs, o.profileName)
+	return o, err
 }
 
 // workload opens the job source, again for every run; runs may open it at
@@ -261,17 +278,24 @@ type report struct {
 	Ckpt          float64                `json:"checkpoint_seconds"`
 	Cold          float64                `json:"cold_start_seconds"`
 	Iteration     float64                `json:"iteration_seconds"`
-	Admit         string                 `json:"admit,omitempty"`                 // omitted for the default, "submit"
+	Admit         string                 `json:"admit"`
+	Profile       string                 `json:"profile"`
+	Conventions   []convention           `json:"conventions"`
+	Phases        int                    `json:"phases"`
 	Reserve       float64                `json:"reserve_after_seconds,omitempty"` // astraea-reserve's wait before a hold, when it runs
 	QuotaRule     string                 `json:"quota_rule"`
 	Quotas        map[string]float64     `json:"quotas"`
-	Excluded      []simulate.ExcludedJob `json:"excluded,omitempty"` // jobs larger than the cluster
+	Excluded      []simulate.ExcludedJob `json:"excluded,omitempty"` // jobs not simulated, each with its reason
 	Runs          []runReport            `json:"runs"`
+	// Aggregate has one entry per policy: every figure as mean, min and
+	// max over the tick phases of its runs.
+	Aggregate []metrics.Aggregate `json:"aggregate"`
 }
 
 type runReport struct {
-	Summary metrics.Summary `json:"summary"`
-	Stats   simulate.Stats  `json:"stats"`
+	TickPhase float64         `json:"tick_phase_seconds"`
+	Summary   metrics.Summary `json:"summary"`
+	Stats     simulate.Stats  `json:"stats"`
 }
 
 // run is the astraea command on args, its subcommand first (see
@@ -338,6 +362,11 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	cfg.Metrics = mmode
 	cfg.Admit = admit
 	cfg.Check = o.check
+	cfg.TickPhase = o.tickPhase
+	cfg.DropOverQuota = o.dropOverQuota
+	if o.phases < 1 || o.phases > maxPhases || o.interval/time.Duration(max(o.phases, 1)) == 0 {
+		return fmt.Errorf("-phases %d: want 1 to %d, and at most one per nanosecond of -interval", o.phases, maxPhases)
+	}
 	// Bad flags and an output directory that cannot be made fail here,
 	// not after the first runs.
 	if err := cfg.Validate(); err != nil {
@@ -355,35 +384,49 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 		Interval: o.interval.Seconds(), Lease: o.lease.Seconds(),
 		Ckpt: o.checkpoint.Seconds(), Cold: o.cold.Seconds(), Iteration: o.iteration.Seconds(), QuotaRule: rule,
 	}
-	if admit != simulate.AdmitOnSubmit {
-		rep.Admit = admit.String()
-	}
+	rep.Admit, rep.Profile, rep.Conventions, rep.Phases = admit.String(), o.profile.name, o.conv, o.phases
 	if slices.Contains(names, reservePolicy) {
 		rep.Reserve = o.reserveAfter.Seconds()
 	}
 	twin := o.overhead && (o.checkpoint > 0 || o.cold > 0 || o.iteration > 0)
-	outs := make([]policyRun, len(names))
-	show := newDisplay(o, stderr, len(names), twin)
-	each(len(names), par, func(i int) error {
-		outs[i] = runPolicy(cfg, twin, w, cons[names[i]], names[i], show)
+	phases := tickPhases(o.tickPhase, o.interval, o.phases)
+	outs := make([]policyRun, len(names)*len(phases))
+	show := newDisplay(o, stderr, len(outs), twin)
+	each(len(outs), par, func(i int) error {
+		c := cfg
+		c.TickPhase = phases[i%len(phases)]
+		outs[i] = runPolicy(c, twin, w, cons[names[i/len(phases)]], names[i/len(phases)], show)
 		return outs[i].err
 	})
 	show.finish()
-	// A failure is reported as the first in the list; a policy after it
+	// A failure is reported as the first in the list; a run after it
 	// may not have run.
 	for _, out := range outs {
 		if out.err != nil {
 			return out.err
 		}
 	}
-	var runs []metrics.Run
+	var runs []metrics.Run // the first phase's, for the CSVs and figures
 	var sums []metrics.Summary
-	for _, out := range outs {
+	for i, out := range outs {
 		rep.Quotas = out.res.Run.Quotas
 		rep.Excluded = out.res.Excluded
-		runs = append(runs, out.res.Run)
-		sums = append(sums, out.sum)
-		rep.Runs = append(rep.Runs, runReport{Summary: out.sum, Stats: out.res.Stats})
+		if i%len(phases) == 0 {
+			runs = append(runs, out.res.Run)
+			sums = append(sums, out.sum)
+		}
+		rep.Runs = append(rep.Runs, runReport{TickPhase: phases[i%len(phases)].Seconds(), Summary: out.sum, Stats: out.res.Stats})
+	}
+	for i := range names {
+		ps := make([]metrics.Summary, len(phases))
+		for k := range phases {
+			ps[k] = outs[i*len(phases)+k].sum
+		}
+		a, err := metrics.AggregateRuns(ps...)
+		if err != nil {
+			return err
+		}
+		rep.Aggregate = append(rep.Aggregate, a)
 	}
 	if w.skipped.Rows > 0 {
 		sk := w.skipped
@@ -391,6 +434,9 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	}
 	if o.out != "" {
 		if err := metrics.WriteCSV(o.out, runs...); err != nil {
+			return err
+		}
+		if err := metrics.WriteAggregateCSV(o.out, rep.Aggregate...); err != nil {
 			return err
 		}
 		if err := metrics.WriteFigures(o.out, runs...); err != nil {
@@ -403,6 +449,19 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 		return enc.Encode(rep)
 	}
 	return writeText(stdout, rep, sums, o)
+}
+
+// maxPhases bounds -phases: each phase is one more run of every policy.
+const maxPhases = 1000
+
+// tickPhases returns n tick phases spread evenly over one interval from
+// first: first + k·interval/n, modulo the interval, for k = 0 … n−1.
+func tickPhases(first, interval time.Duration, n int) []time.Duration {
+	ps := make([]time.Duration, n)
+	for k := range ps {
+		ps[k] = (first + time.Duration(k)*(interval/time.Duration(n))) % interval
+	}
+	return ps
 }
 
 // policyRun is one policy's outcome: its run with overheads and that run's
@@ -569,20 +628,40 @@ func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error
 	}
 	fmt.Fprintf(w, "cluster: %d nodes × %d GPUs = %d GPUs; interval %v, lease %v, checkpoint %v, cold start %v, iteration %v\n",
 		o.nodes, o.gpn, rep.GPUs, o.interval, o.lease, o.checkpoint, o.cold, o.iteration)
-	if rep.Admit != "" {
-		fmt.Fprintf(w, "admission: a job's accounts start at the %s that first sees it\n", rep.Admit)
+	fmt.Fprintf(w, "profile %s:", rep.Profile)
+	for _, c := range rep.Conventions {
+		mark := ""
+		if c.Overridden {
+			mark = " (given)"
+		}
+		fmt.Fprintf(w, " -%s=%s%s", c.Flag, c.Value, mark)
+	}
+	fmt.Fprintln(w)
+	if rep.Phases > 1 {
+		fmt.Fprintf(w, "tick phases: %d, spread over one interval; every figure is mean [min–max] over them\n", rep.Phases)
 	}
 	if rep.Reserve > 0 {
 		fmt.Fprintf(w, "%s: nodes held for the most under-served tenant's gang blocked for %v\n", reservePolicy, o.reserveAfter)
 	}
-	if n := len(rep.Excluded); n > 0 {
-		fmt.Fprintf(w, "excluded: %d jobs larger than the cluster\n", n)
+	if len(rep.Excluded) > 0 {
+		why := map[string]int{}
+		for _, x := range rep.Excluded {
+			why[x.Reason]++
+		}
+		fmt.Fprintf(w, "excluded: %d jobs", len(rep.Excluded))
+		for _, r := range slices.Sorted(maps.Keys(why)) {
+			fmt.Fprintf(w, "; %s: %d", r, why[r])
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "quotas (%s):\n", rep.QuotaRule)
 	if err := metrics.WriteQuotas(w, rep.Quotas); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
+	if rep.Phases > 1 {
+		return metrics.WriteAggregateTable(w, rep.Aggregate...)
+	}
 	if err := metrics.WriteTable(w, sums...); err != nil {
 		return err
 	}

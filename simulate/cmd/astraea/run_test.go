@@ -36,7 +36,7 @@ func TestRunDefaultPrintsTheSummary(t *testing.T) {
 	for _, want := range []string{
 		"workload: synthetic", "100 nodes × 8 GPUs = 800 GPUs", "quotas (", "vcJsw",
 		"astraea", "sharing-loss jobs", "tenant loss intervals 1h", "avg JCT s",
-		"Jain's index", "preemption overhead",
+		"Jain's index", "overhead, direct", "profile paper: -admit=tick",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -180,7 +180,7 @@ func TestRunTraceQuotaAndOut(t *testing.T) {
 		"a,j3,2,2020-01-01 00:02:00,60,",
 		"b,j4,64,2020-01-01 00:03:00,60,COMPLETED")
 	text := runArgs(t, "-trace", tr, "-quota", "equal", "-nodes", "2", "-policy", "astraea,fifo")
-	for _, want := range []string{"excluded: 1 jobs larger than the cluster", "quotas (equal)", "fifo"} {
+	for _, want := range []string{"excluded: 1 jobs; larger than the cluster: 1", "quotas (equal)", "fifo"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
@@ -250,23 +250,23 @@ func TestRunAdmitAtTick(t *testing.T) {
 	// job's ρ (it is owed nothing for the wait before the tick). ASTRAEA
 	// reads those ρ, so the schedules differ a little, but on this
 	// deterministic workload the share of sharing-loss jobs falls. The
-	// JSON names the rule only when it is not the default.
-	args := []string{"-json", "-jobs", "400", "-overhead=false"}
+	// JSON and the text name the rule.
+	args := []string{"-json", "-jobs", "400", "-overhead=false", "-admit", "submit"}
 	var sub, tick report
 	if err := json.Unmarshal([]byte(runArgs(t, args...)), &sub); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(runArgs(t, append(args, "-admit", "tick")...)), &tick); err != nil {
+	if err := json.Unmarshal([]byte(runArgs(t, append(args[:len(args)-2], "-admit", "tick")...)), &tick); err != nil {
 		t.Fatal(err)
 	}
-	if sub.Admit != "" || tick.Admit != "tick" {
-		t.Fatalf("admit fields %q and %q, want \"\" and \"tick\"", sub.Admit, tick.Admit)
+	if sub.Admit != "submit" || tick.Admit != "tick" {
+		t.Fatalf("admit fields %q and %q, want \"submit\" and \"tick\"", sub.Admit, tick.Admit)
 	}
 	s, k := sub.Runs[0].Summary, tick.Runs[0].Summary
 	if !(k.SharingLossJobs < s.SharingLossJobs) {
 		t.Errorf("sharing-loss jobs %v admitted at the tick, %v at submission: want fewer", k.SharingLossJobs, s.SharingLossJobs)
 	}
-	if text := runArgs(t, "-jobs", "50", "-overhead=false", "-admit", "tick"); !strings.Contains(text, "admission: a job's accounts start at the tick") {
+	if text := runArgs(t, "-jobs", "50", "-overhead=false", "-admit", "tick"); !strings.Contains(text, "-admit=tick") {
 		t.Errorf("text output does not state the admission rule:\n%s", text)
 	}
 }
