@@ -1195,14 +1195,21 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 	}
 	// No copy: release the undecided expiring jobs for a moment.
 	var held []int32
+	// restore gives every held job its GPUs back. One the Placer refuses
+	// is marked freed, so that the undo of the round, which the error
+	// starts, tries again: the round must leave the Placer as it was.
 	restore := func() error {
+		var first error
 		for _, e := range held {
 			c := &r.in[e]
 			if err := r.p.Allocate(string(c.Job), c.Placement); err != nil {
-				return r.placerErr(e, "restore after an optimistic look", err)
+				r.cands[e].freed = true
+				if first == nil {
+					first = r.placerErr(e, "restore after an optimistic look", err)
+				}
 			}
 		}
-		return nil
+		return first
 	}
 	for _, e := range r.running {
 		if !r.undecidedHolder(e) {

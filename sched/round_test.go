@@ -407,19 +407,25 @@ func TestRewards(t *testing.T) {
 		rho    ledger.Rho
 		want   Score
 	}{
-		"−ρ_job":                           {NegJobRho, Candidate{}, 0.5, ScoreOf(-0.5)},
-		"−ρ_job of +Inf is −Inf":           {NegJobRho, Candidate{}, inf, ScoreOf(math.Inf(-1))},
-		"new job first ranks a fresh job":  {NewJobFirst, Candidate{}, 1, ScoreOf(1, -1)},
-		"new job first: a suspended job":   {NewJobFirst, Candidate{Leases: 2}, 0.2, ScoreOf(0, -0.2)},
-		"new job first: a running job":     {NewJobFirst, Candidate{Running: true}, 0.2, ScoreOf(0, -0.2)},
-		"urgent":                           {UrgentFirst, Candidate{Urgent: true}, 0, ScoreOf(1)},
-		"not urgent":                       {UrgentFirst, Candidate{}, 0, ScoreOf(0)},
-		"long-job credit counts leases":    {LongJobCredit(0.1, 5), Candidate{Leases: 3}, 0, ScoreOf(0.30000000000000004)},
-		"long-job credit is capped":        {LongJobCredit(0.1, 5), Candidate{Leases: 30}, 0, ScoreOf(0.5)},
-		"weighted sum":                     {WeightedSum(Term{1, NegJobRho}, Term{0.5, LongJobCredit(1, 4)}), Candidate{Leases: 2}, 0.25, ScoreOf(0.75)},
-		"lexicographic concatenates":       {Lexicographic(UrgentFirst, NewJobFirst), Candidate{Urgent: true}, 0.5, ScoreOf(1, 1, -0.5)},
-		"lexicographic equals NewJobFirst": {Lexicographic(NeverRan, NegJobRho), Candidate{Leases: 1}, 0.5, ScoreOf(0, -0.5)},
-		"lexicographic truncates":          {Lexicographic(UrgentFirst, UrgentFirst, UrgentFirst, NewJobFirst), Candidate{}, 0.5, ScoreOf(0, 0, 0, 1)},
+		"−ρ_job":                                         {NegJobRho, Candidate{}, 0.5, ScoreOf(-0.5)},
+		"−ρ_job of +Inf is −Inf":                         {NegJobRho, Candidate{}, inf, ScoreOf(math.Inf(-1))},
+		"new job first ranks a fresh job":                {NewJobFirst, Candidate{}, 1, ScoreOf(1, -1)},
+		"new job first: a suspended job":                 {NewJobFirst, Candidate{Leases: 2}, 0.2, ScoreOf(0, -0.2)},
+		"new job first: a running job":                   {NewJobFirst, Candidate{Running: true}, 0.2, ScoreOf(0, -0.2)},
+		"urgent":                                         {UrgentFirst, Candidate{Urgent: true}, 0, ScoreOf(1)},
+		"not urgent":                                     {UrgentFirst, Candidate{}, 0, ScoreOf(0)},
+		"long-job credit counts leases":                  {LongJobCredit(0.1, 5), Candidate{Leases: 3}, 0, ScoreOf(0.30000000000000004)},
+		"long-job credit is capped":                      {LongJobCredit(0.1, 5), Candidate{Leases: 30}, 0, ScoreOf(0.5)},
+		"weighted sum":                                   {WeightedSum(Term{1, NegJobRho}, Term{0.5, LongJobCredit(1, 4)}), Candidate{Leases: 2}, 0.25, ScoreOf(0.75)},
+		"long-job credit with a cap of 0 is nothing":     {LongJobCredit(0.1, 0), Candidate{Leases: 3}, 0, ScoreOf(0)},
+		"long-job credit with a negative cap is nothing": {LongJobCredit(0.1, -2), Candidate{Leases: 3}, 0, ScoreOf(0)},
+		"long-job credit of negative leases is nothing":  {LongJobCredit(0.1, 5), Candidate{Leases: -3}, 0, ScoreOf(0)},
+		"long-job credit below the cap is per lease":     {LongJobCredit(2, 5), Candidate{Leases: 4}, 0, ScoreOf(8)},
+		"weighted sum of 4-component terms":              {WeightedSum(Term{2, Lexicographic(UrgentFirst, NewJobFirst, NegJobRho)}, Term{1, NewJobFirst}, Term{5, nil}), Candidate{Urgent: true}, 0.5, ScoreOf(3, 1.5, -1, -1)},
+		"weighted sum is as long as its longest term":    {WeightedSum(Term{1, UrgentFirst}, Term{-1, NewJobFirst}), Candidate{Leases: 1}, 0.25, ScoreOf(0, 0.25)},
+		"lexicographic concatenates":                     {Lexicographic(UrgentFirst, NewJobFirst), Candidate{Urgent: true}, 0.5, ScoreOf(1, 1, -0.5)},
+		"lexicographic equals NewJobFirst":               {Lexicographic(NeverRan, NegJobRho), Candidate{Leases: 1}, 0.5, ScoreOf(0, -0.5)},
+		"lexicographic truncates":                        {Lexicographic(UrgentFirst, UrgentFirst, UrgentFirst, NewJobFirst), Candidate{}, 0.5, ScoreOf(0, 0, 0, 1)},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
