@@ -262,3 +262,29 @@ func TestPropertyNoFitReasonAsFormatted(t *testing.T) {
 		}
 	})
 }
+
+// NewCluster fails as its doc says, naming the node, instead of building a
+// cluster without the bad node.
+func TestNewClusterRejectsBadNodes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []Node
+		want  error
+	}{
+		{"a duplicate node", []Node{{ID: "n1", GPUs: 8}, {ID: "n2", GPUs: 8}, {ID: "n1", GPUs: 4}}, ErrDuplicateNode},
+		{"a node without GPUs", []Node{{ID: "n1", GPUs: 8}, {ID: "n2", GPUs: 0}}, ErrInvalidNode},
+		{"a node with negative GPUs", []Node{{ID: "n1", GPUs: -1}}, ErrInvalidNode},
+		{"a node without id", []Node{{ID: "n1", GPUs: 8}, {GPUs: 8}}, ErrInvalidNode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewCluster(tc.nodes)
+			if !errors.Is(err, tc.want) || c != nil {
+				t.Fatalf("NewCluster = %v, %v; want nil, %v", c, err, tc.want)
+			}
+		})
+	}
+	c, err := NewCluster([]Node{{ID: "n1", GPUs: 8}, {ID: "n2", GPUs: 4}})
+	if err != nil || c.Free() != 12 {
+		t.Fatalf("valid nodes: %v, %v", c, err)
+	}
+}
