@@ -132,6 +132,7 @@ func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration
 	if timeout == 0 {
 		timeout = 5*time.Since(start) + 20*time.Second
 	}
+	began := time.Now()
 	var ran, caught, noCompile int
 	var survivors []string
 	for _, m := range all {
@@ -174,7 +175,8 @@ func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration
 	if ran > 0 {
 		score = 100 * float64(caught) / float64(ran)
 	}
-	fmt.Fprintf(w, "# %s: %d/%d caught (%.1f %%), %d not compiling skipped, seed %d\n", pkg, caught, ran, score, noCompile, seed)
+	fmt.Fprintf(w, "# %s: %d/%d caught (%.1f %%), %d not compiling skipped, seed %d, %v\n",
+		pkg, caught, ran, score, noCompile, seed, time.Since(began).Round(time.Second))
 	for _, s := range survivors {
 		fmt.Fprintln(w, "# survived:", s)
 	}
