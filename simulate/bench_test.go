@@ -111,7 +111,7 @@ func BenchmarkPhillyPrefix(b *testing.B) {
 	}
 }
 
-// BenchmarkSyntheticDefault runs the embedded default workload (3,000 jobs)
+// BenchmarkSyntheticDefault runs the embedded default workload (5,200 jobs)
 // on 100 × 8 GPUs: what the command runs with no flags.
 func BenchmarkSyntheticDefault(b *testing.B) {
 	cfg := DefaultConfig(100, 8, trace.SyntheticQuotas())

@@ -62,7 +62,7 @@ func ExampleSynthetic() {
 		fmt.Println(j.ID, j.Tenant, j.GPUs, j.Submit.Format("2006-01-02 15:04:05"), j.Duration, j.State)
 	}
 	// Output:
-	// syn-000001 vcYVn 1 2020-09-07 00:06:43 27h46m53s COMPLETED
-	// syn-000002 vcEwI 1 2020-09-07 00:12:46 2m38s COMPLETED
-	// syn-000003 vcEwI 1 2020-09-07 00:23:04 1m43s COMPLETED
+	// syn-000001 vcYVn 1 2020-09-07 00:03:52 27h46m53s COMPLETED
+	// syn-000002 vcEwI 1 2020-09-07 00:07:22 2m38s COMPLETED
+	// syn-000003 vcEwI 1 2020-09-07 00:13:19 1m43s COMPLETED
 }

@@ -163,7 +163,7 @@ func BenchmarkParsePhillySnapshot(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
-// BenchmarkSynthetic generates the default synthetic workload (3,000 jobs).
+// BenchmarkSynthetic generates the default synthetic workload (5,200 jobs).
 // O(jobs · log table).
 func BenchmarkSynthetic(b *testing.B) {
 	b.ReportAllocs()

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"io"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/astraea-sched/astraea/internal/testtraces"
 )
 
 // venusJobShare and venusGPUTimeShare are each VC's share of the Venus
@@ -209,5 +212,74 @@ func TestSyntheticInvalidConfig(t *testing.T) {
 	}
 	if err := DefaultSynthetic().Validate(); err != nil {
 		t.Fatalf("DefaultSynthetic().Validate() = %v", err)
+	}
+}
+
+// offeredLoad is the GPU·time the jobs of src can run inside their arrival
+// window [from, to), Σ GPUs × min(runtime, to − submit), over what gpus
+// GPUs deliver in it; from and to are the first and last submission
+// unless given (non-zero).
+func offeredLoad(t *testing.T, src Source, gpus int, from, to time.Time) float64 {
+	t.Helper()
+	jobs, err := ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) == 0 {
+		t.Fatal("no jobs")
+	}
+	first, last := jobs[0].Submit, jobs[0].Submit
+	for _, j := range jobs {
+		first, last = minTime(first, j.Submit), maxTime(last, j.Submit)
+	}
+	if from.IsZero() {
+		from, to = first, last
+	}
+	var inside float64
+	for _, j := range jobs {
+		inside += float64(j.GPUs) * min(j.Duration, to.Sub(j.Submit)).Seconds()
+	}
+	return inside / (float64(gpus) * to.Sub(from).Seconds())
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// The default workload keeps the reference cluster of 800 GPUs busy as
+// the Venus snapshot keeps its 800 GPUs: an offered load of about 1.1 over
+// the arrival window, so that queues form and the policies differ
+// (DefaultSynthetic's comment).
+func TestDefaultSyntheticOfferedLoad(t *testing.T) {
+	cfg := DefaultSynthetic()
+	got := offeredLoad(t, Synthetic(cfg), 800, cfg.Start, cfg.Start.Add(cfg.Span))
+	t.Logf("default synthetic workload on 800 GPUs: offered load %.3f", got)
+	if got < 1.05 || got > 1.15 {
+		t.Errorf("offered load %.3f on 800 GPUs, want 1.1 ± 0.05", got)
+	}
+}
+
+// The measure the default is calibrated with gives the figure its comment
+// quotes for Venus on 800 GPUs.
+func TestVenusOfferedLoad(t *testing.T) {
+	r, err := Open(filepath.Join(testtraces.Dir(t), "venus/venus_2week_snapshot.csv"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := offeredLoad(t, r, 800, time.Time{}, time.Time{})
+	t.Logf("Venus two-week snapshot on 800 GPUs: offered load %.3f", got)
+	if math.Abs(got-1.08) > 0.005 {
+		t.Errorf("offered load %.3f, want 1.08", got)
 	}
 }

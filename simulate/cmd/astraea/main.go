@@ -28,7 +28,7 @@
 //	-coldstart D       cold start of a resumed job (30s)
 //	-policy LIST       comma-separated policies, or "all" (astraea)
 //	-seed N            seed of the synthetic workload (1)
-//	-jobs N            jobs of the synthetic workload (3000)
+//	-jobs N            jobs of the synthetic workload (5200)
 //	-json              print JSON instead of tables
 //	-out DIR           write per-job, per-tenant and utilization CSVs and SVG figures
 //	-quiet             no progress bar

@@ -387,3 +387,23 @@ func TestWorkloadReplaysTheQuotaPass(t *testing.T) {
 		})
 	}
 }
+
+// The default workload loads the cluster enough for the policies to
+// differ: FIFO's head-of-line blocking leaves far more jobs short of their
+// share than ASTRAEA does (on the earlier, lighter default both kept up).
+func TestDefaultWorkloadSeparatesThePolicies(t *testing.T) {
+	var rep report
+	if err := json.Unmarshal([]byte(runArgs(t, "-json", "-policy", "astraea,fifo", "-overhead=false")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	astraea, fifo := rep.Runs[0].Summary, rep.Runs[1].Summary
+	t.Logf("sharing-loss jobs: astraea %.4f, fifo %.4f; avg queueing: %.0f s, %.0f s",
+		astraea.SharingLossJobs, fifo.SharingLossJobs, astraea.Queueing.Mean, fifo.Queueing.Mean)
+	if fifo.SharingLossJobs < astraea.SharingLossJobs+0.2 {
+		t.Errorf("sharing-loss jobs: astraea %.4f, fifo %.4f; want fifo at least 20 points worse",
+			astraea.SharingLossJobs, fifo.SharingLossJobs)
+	}
+	if fifo.Queueing.Mean < 2*astraea.Queueing.Mean {
+		t.Errorf("avg queueing: astraea %.0f s, fifo %.0f s; want fifo at least twice as long", astraea.Queueing.Mean, fifo.Queueing.Mean)
+	}
+}
