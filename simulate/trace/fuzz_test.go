@@ -65,10 +65,24 @@ func checkStream(t *testing.T, in string, opts Options) {
 		if total != sk.Rows || (!lenient && sk.Rows != 0) {
 			t.Fatalf("skip report does not add up: %+v", sk)
 		}
-		if lines := strings.Count(in, "\n") + 1; n+sk.Rows > lines {
-			t.Fatalf("%d jobs and %d skipped rows from %d lines", n, sk.Rows, lines)
+		// A record is one line: in lenient mode every line after the
+		// header is either a job or a skipped row, so a stray quote cannot
+		// take the lines after it along.
+		if rows := nonEmptyLines(in) - 1; lenient && n+sk.Rows != rows {
+			t.Fatalf("%d jobs and %d skipped rows from %d rows", n, sk.Rows, rows)
 		}
 	}
+}
+
+// nonEmptyLines counts the lines of in that hold more than a line ending.
+func nonEmptyLines(in string) int {
+	n := 0
+	for l := range strings.SplitSeq(in, "\n") {
+		if strings.TrimSuffix(l, "\r") != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func fuzzFormat(f *testing.F, header string, seeds ...string) {
@@ -87,7 +101,8 @@ func FuzzVenusCSV(f *testing.F) {
 		"1,u,vc,0,1,COMPLETED,2020-09-07 00:00:00,10\n",
 		"2,u,vc,1,1,COMPLETED,2020-09-07 00:00:01,10\n1,u,vc,1,1,COMPLETED,2020-09-07 00:00:00,10\n",
 		"1,u,vc,1,1,,2020-13-07 00:00:00,-5\n\"x\n",
-		"1,u,vc,1\n")
+		"1,u,vc,1\n",
+		"\"x,u,vc,1,1,COMPLETED,2020-09-07 00:00:00,10\n1,u,vc,1,1,COMPLETED,2020-09-07 00:00:00,10\n2,u,vc,1,1,COMPLETED,2020-09-07 00:00:00,10\n")
 }
 
 func FuzzPhillyCSV(f *testing.F) {

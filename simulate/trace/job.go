@@ -110,6 +110,10 @@ type Options struct {
 	// Name labels the input in errors when reading from an io.Reader; Open
 	// uses the path.
 	Name string
+	// MaxDecompressed bounds the bytes a gzip input may decompress to:
+	// 0 means DefaultMaxDecompressed, a negative value no limit. Past it
+	// Next fails with ErrTooLarge.
+	MaxDecompressed int64
 	// Sort buffers the whole input and returns it sorted by (submit time,
 	// line) instead of rejecting rows that go back in time. Memory then
 	// grows with the file. FormatPollux is always sorted. Use it for
@@ -123,14 +127,17 @@ var (
 	ErrFormat        = errors.New("trace: unrecognised header")    // no supported layout matches the header
 	ErrMissingColumn = errors.New("missing column")                // the row has fewer fields than the header needs
 	ErrNumber        = errors.New("invalid number")                // a count or a duration does not parse
-	ErrTime          = errors.New("invalid time")                  // a submit time does not parse
+	ErrTime          = errors.New("invalid time")                  // a submit time does not parse, or lies outside 1678–2262
 	ErrGPUs          = errors.New("GPU demand must be positive")   // GPUs ≤ 0
 	ErrDuration      = errors.New("duration must not be negative") // duration < 0
+	ErrLongDuration  = errors.New("duration too long")             // duration > MaxDuration
 	ErrWeight        = errors.New("weight must be positive")       // weight ≤ 0, NaN or infinite
 	ErrEmptyField    = errors.New("empty field")                   // an id or tenant is empty
 	ErrDuplicateID   = errors.New("duplicate job id")              // a job id seen before in this input
 	ErrOutOfOrder    = errors.New("submit time goes backwards")    // rows must be in non-decreasing submit order
 	ErrSyntax        = errors.New("malformed CSV")                 // the CSV layer rejected the line
+	ErrLineTooLong   = errors.New("line too long")                 // a line longer than MaxLineBytes; never skipped
+	ErrTooLarge      = errors.New("input too large")               // gzip input past Options.MaxDecompressed; never skipped
 )
 
 // RowError reports one bad row: where it is (file, 1-based line, column

@@ -47,13 +47,19 @@ func ReadQuotas(path string) (map[string]float64, error) {
 // ParseQuotas reads a quota table from r as ReadQuotas does; name labels
 // errors.
 func ParseQuotas(r io.Reader, name string) (map[string]float64, error) {
-	rd, err := newCSV(r, name)
+	rd, gz, err := newRecords(r, name, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrQuota, err)
 	}
-	hdr, err := rd.Read()
+	if gz != nil {
+		defer gz.Close()
+	}
+	hdr, _, err := rd.read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("trace: %s: header: %w: empty input", name, ErrQuota)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("trace: %s: header: %w", name, ErrQuota)
+		return nil, quotaErr(name, err)
 	}
 	h := make([]string, len(hdr))
 	for i, s := range hdr {
@@ -79,19 +85,18 @@ func ParseQuotas(r io.Reader, name string) (map[string]float64, error) {
 		}
 	}
 	if tcol < 0 || vcol < 0 {
-		return nil, fmt.Errorf("trace: %s: %w: need a tenant column and a weight column, have %q", name, ErrQuota, strings.Join(h, ","))
+		return nil, fmt.Errorf("trace: %s: %w: need a tenant column and a weight column, have %q", name, ErrQuota, excerpt(strings.Join(h, ",")))
 	}
 	out := make(map[string]float64)
 	total := 0.0
 	for {
-		rec, err := rd.Read()
+		rec, line, err := rd.read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("trace: %s: %w: %v", name, ErrQuota, err)
+			return nil, quotaErr(name, err)
 		}
-		line, _ := rd.FieldPos(0)
 		if len(rec) <= max(tcol, vcol) {
 			return nil, &RowError{File: name, Line: line, Column: h[len(rec)], Err: fmt.Errorf("%w: %w", ErrQuota, ErrMissingColumn)}
 		}
@@ -100,14 +105,14 @@ func ParseQuotas(r io.Reader, name string) (map[string]float64, error) {
 			return nil, &RowError{File: name, Line: line, Column: h[tcol], Err: fmt.Errorf("%w: %w", ErrQuota, ErrEmptyField)}
 		}
 		if _, dup := out[t]; dup {
-			return nil, &RowError{File: name, Line: line, Column: h[tcol], Value: t, Err: fmt.Errorf("%w: duplicate tenant", ErrQuota)}
+			return nil, &RowError{File: name, Line: line, Column: h[tcol], Value: excerpt(t), Err: fmt.Errorf("%w: duplicate tenant", ErrQuota)}
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(rec[vcol]), 64)
 		if err != nil {
-			return nil, &RowError{File: name, Line: line, Column: h[vcol], Value: rec[vcol], Err: fmt.Errorf("%w: %w", ErrQuota, ErrNumber)}
+			return nil, &RowError{File: name, Line: line, Column: h[vcol], Value: excerpt(rec[vcol]), Err: fmt.Errorf("%w: %w", ErrQuota, ErrNumber)}
 		}
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, &RowError{File: name, Line: line, Column: h[vcol], Value: rec[vcol], Err: fmt.Errorf("%w: %w", ErrQuota, ErrWeight)}
+			return nil, &RowError{File: name, Line: line, Column: h[vcol], Value: excerpt(rec[vcol]), Err: fmt.Errorf("%w: %w", ErrQuota, ErrWeight)}
 		}
 		out[t] = v
 		total += v
@@ -160,4 +165,14 @@ func each(src Source, fn func(Job)) error {
 		}
 		fn(j)
 	}
+}
+
+// quotaErr makes a read error of a quota file match ErrQuota too, keeping
+// the line it names.
+func quotaErr(name string, err error) error {
+	var re *RowError
+	if errors.As(err, &re) {
+		return &RowError{File: re.File, Line: re.Line, Column: re.Column, Value: re.Value, Err: fmt.Errorf("%w: %w", ErrQuota, re.Err)}
+	}
+	return fmt.Errorf("trace: %s: %w: %w", name, ErrQuota, err)
 }

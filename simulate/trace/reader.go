@@ -1,10 +1,7 @@
 package trace
 
 import (
-	"bufio"
 	"cmp"
-	"compress/gzip"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/internal/rfc3339"
+	"github.com/astraea-sched/astraea/lease"
 )
 
 // Reader streams the jobs of one CSV trace. It implements Source.
@@ -34,8 +32,8 @@ type Reader struct {
 	name    string
 	opts    Options
 	file    io.Closer
-	gz      *gzip.Reader
-	csv     *csv.Reader
+	gz      io.Closer // the decompressor, if the input is gzip
+	rs      *records
 	format  Format
 	cols    columns
 	header  []string
@@ -71,6 +69,15 @@ type Reader struct {
 //
 // Naive time stamps are "2006-01-02 15:04:05"; durations may carry a
 // fractional part and are rounded to the nanosecond.
+//
+// Every row a reader returns can be simulated: submit times lie in the
+// years 1678 to 2262 (ErrTime otherwise) and durations are at most
+// MaxDuration (ErrLongDuration), the ranges the ledger and the progress
+// model count. A record is one line: a quoted field may hold commas and
+// doubled quotes but no line break, so a stray quote costs its own row.
+// Lines are at most MaxLineBytes long and gzip input decompresses to at
+// most Options.MaxDecompressed bytes (ErrLineTooLong, ErrTooLarge; both
+// end the reading, in lenient mode too).
 func Open(path string, opts Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -111,24 +118,22 @@ func newReader(in io.Reader, opts Options) (*Reader, error) {
 		opts.Base = time.Unix(0, 0).UTC()
 	}
 	r := &Reader{name: opts.Name, opts: opts, seen: make(map[string]struct{})}
-	br := bufio.NewReaderSize(in, 64<<10)
-	var src io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("trace: %s: %w", r.name, err)
-		}
-		r.gz = gz
-		src = gz
-	}
-	r.csv = csv.NewReader(src)
-	r.csv.FieldsPerRecord = -1
-	r.csv.ReuseRecord = true
-	r.csv.TrimLeadingSpace = true
-	hdr, err := r.csv.Read()
+	rs, gz, err := newRecords(in, r.name, opts.MaxDecompressed)
 	if err != nil {
+		return nil, err
+	}
+	r.rs, r.gz = rs, gz
+	hdr, _, err := r.rs.read()
+	if err != nil {
+		if gz != nil {
+			gz.Close()
+		}
 		if err == io.EOF {
 			return nil, fmt.Errorf("trace: %s: empty input: %w", r.name, ErrFormat)
+		}
+		var re *RowError
+		if errors.As(err, &re) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("trace: %s: header: %w", r.name, err)
 	}
@@ -139,6 +144,9 @@ func newReader(in io.Reader, opts Options) (*Reader, error) {
 	}
 	f, cols, err := detect(r.header, opts.Format)
 	if err != nil {
+		if gz != nil {
+			gz.Close()
+		}
 		return nil, fmt.Errorf("trace: %s: %w", r.name, err)
 	}
 	r.format, r.cols = f, cols
@@ -258,10 +266,11 @@ func (r *Reader) nextBuffered() (Job, error) {
 }
 
 // skip records err in the lenient report and reports whether reading may
-// go on. io.EOF and non-row errors are never skipped.
+// go on. io.EOF, non-row errors, a line too long and an input too large are
+// never skipped.
 func (r *Reader) skip(err error) bool {
 	var re *RowError
-	if !r.opts.Lenient || !errors.As(err, &re) {
+	if !r.opts.Lenient || !errors.As(err, &re) || errors.Is(err, ErrLineTooLong) || errors.Is(err, ErrTooLarge) {
 		return false
 	}
 	reason := reasonOf(err)
@@ -278,7 +287,7 @@ func (r *Reader) skip(err error) bool {
 }
 
 var reasons = []error{ErrMissingColumn, ErrNumber, ErrTime, ErrGPUs, ErrDuration, ErrWeight,
-	ErrEmptyField, ErrDuplicateID, ErrOutOfOrder, ErrSyntax}
+	ErrEmptyField, ErrDuplicateID, ErrOutOfOrder, ErrSyntax, ErrLineTooLong, ErrTooLarge, ErrLongDuration}
 
 func reasonOf(err error) string {
 	for _, s := range reasons {
@@ -290,27 +299,15 @@ func reasonOf(err error) string {
 }
 
 func (r *Reader) rowErr(line int, col, val string, err error) *RowError {
-	return &RowError{File: r.name, Line: line, Column: col, Value: val, Err: err}
+	return &RowError{File: r.name, Line: line, Column: col, Value: excerpt(val), Err: err}
 }
 
 // readRow parses one CSV record into a Job, without the cross-row checks.
 func (r *Reader) readRow() (Job, error) {
-	rec, err := r.csv.Read()
+	rec, line, err := r.rs.read()
 	if err != nil {
-		if err == io.EOF {
-			return Job{}, io.EOF
-		}
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			if errors.Is(pe.Err, csv.ErrFieldCount) {
-				// not produced with FieldsPerRecord = -1; kept for safety
-				return Job{}, r.rowErr(pe.Line, "", "", ErrMissingColumn)
-			}
-			return Job{}, r.rowErr(pe.Line, "", "", fmt.Errorf("%w: %v", ErrSyntax, pe.Err))
-		}
-		return Job{}, fmt.Errorf("trace: %s: %w", r.name, err)
+		return Job{}, err
 	}
-	line, _ := r.csv.FieldPos(0)
 	c := &r.cols
 	if len(rec) < c.need {
 		return Job{}, r.rowErr(line, r.header[len(rec)], "", ErrMissingColumn)
@@ -343,10 +340,16 @@ func (r *Reader) readRow() (Job, error) {
 		return Job{}, r.rowErr(line, r.header[c.gpus], rec[c.gpus], ErrGPUs)
 	}
 	j.GPUs = g
-	if j.Submit, err = r.parseSubmit(rec[c.submit]); err != nil {
+	if j.Submit, err = r.parseSubmit(rec[c.submit]); err == nil && !representable(j.Submit) {
+		err = fmt.Errorf("%w: outside the years 1678 to 2262", ErrTime)
+	}
+	if err != nil {
 		return Job{}, r.rowErr(line, r.header[c.submit], rec[c.submit], err)
 	}
-	if j.Duration, err = parseDuration(rec[c.duration], c.goDurations); err != nil {
+	if j.Duration, err = parseDuration(rec[c.duration], c.goDurations); err == nil && j.Duration > MaxDuration {
+		err = fmt.Errorf("%w: longer than %v", ErrLongDuration, MaxDuration)
+	}
+	if err != nil {
 		return Job{}, r.rowErr(line, r.header[c.duration], rec[c.duration], err)
 	}
 	if c.state >= 0 {
@@ -403,6 +406,19 @@ func (r *Reader) parseSubmit(s string) (time.Time, error) {
 }
 
 const naiveLayout = "2006-01-02 15:04:05"
+
+// MaxDuration is the longest run time a reader accepts: the longest work
+// lease.Progress, and with it the simulator, models (50 years).
+const MaxDuration = lease.MaxSpan
+
+// representable reports whether t lies in the years 1678 to 2262, which
+// Unix nanoseconds hold: the ledger and the progress model count time so.
+func representable(t time.Time) bool {
+	s := t.Unix()
+	return s > minNanoSec && s < maxNanoSec
+}
+
+var minNanoSec, maxNanoSec = time.Unix(0, math.MinInt64).Unix(), time.Unix(0, math.MaxInt64).Unix()
 
 // parseNaive parses "YYYY-MM-DD HH:MM:SS" strictly (no normalisation of
 // out-of-range fields), in loc. It is the hot path of every reader.
@@ -548,7 +564,7 @@ func detect(h []string, force Format) (Format, columns, error) {
 		case has("tenant", "job", "gpus", "submit", "duration"):
 			f = FormatGeneric
 		default:
-			return 0, columns{}, fmt.Errorf("%w: %q", ErrFormat, strings.Join(h, ","))
+			return 0, columns{}, fmt.Errorf("%w: %q", ErrFormat, excerpt(strings.Join(h, ",")))
 		}
 	}
 	c := columns{id: -1, user: -1, state: -1, weight: -1, names: h}
@@ -587,22 +603,4 @@ func detect(h []string, force Format) (Format, columns, error) {
 		c.need = max(c.need, i+1) // optional columns present in the header are required in every row
 	}
 	return f, c, nil
-}
-
-// newCSV returns a csv.Reader over r, decompressing gzip input (detected by
-// its magic bytes).
-func newCSV(in io.Reader, name string) (*csv.Reader, error) {
-	br := bufio.NewReader(in)
-	var src io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("trace: %s: %w", name, err)
-		}
-		src = gz
-	}
-	rd := csv.NewReader(src)
-	rd.FieldsPerRecord = -1
-	rd.TrimLeadingSpace = true
-	return rd, nil
 }

@@ -372,3 +372,43 @@ func TestRequestedAndEqualQuotas(t *testing.T) {
 		t.Fatalf("SyntheticQuotas = %v", q)
 	}
 }
+
+// TestRowsTheSimulatorCannotRepresent: a reader refuses the submit times
+// and durations the ledger and the progress model cannot count, so that a
+// lenient run skips them instead of failing half-way.
+func TestRowsTheSimulatorCannotRepresent(t *testing.T) {
+	const hdr = "tenant,job,gpus,submit,duration\n"
+	tests := []struct {
+		name string
+		row  string
+		err  error // nil: accepted
+	}{
+		{"a submission in 1600", "a,j,1,1600-01-01T00:00:00Z,10", ErrTime},
+		{"a submission in 2263", "a,j,1,2263-01-01 00:00:00,10", ErrTime},
+		{"a submission in 1679", "a,j,1,1679-01-01T00:00:00Z,10", nil},
+		{"a submission in 2261", "a,j,1,2261-12-31 23:59:59,10", nil},
+		{"a duration of 60 years in seconds", "a,j,1,0,1892160000", ErrLongDuration},
+		{"a duration a nanosecond over the limit", "a,j,1,0,438000h0m0.000000001s", ErrLongDuration},
+		{"a duration of 290 years as a Go duration", "a,j,1,0,2540400h", ErrLongDuration},
+		{"a duration of exactly the limit", "a,j,1,0,438000h", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs, _, err := read(t, hdr+tt.row+"\n", Options{Name: "r.csv"})
+			if tt.err == nil {
+				if err != nil || len(jobs) != 1 {
+					t.Fatalf("%d jobs, %v", len(jobs), err)
+				}
+				return
+			}
+			var re *RowError
+			if !errors.Is(err, tt.err) || !errors.As(err, &re) || re.Line != 2 {
+				t.Fatalf("%v, want %v on line 2", err, tt.err)
+			}
+			jobs, r, err := read(t, hdr+tt.row+"\n", Options{Lenient: true})
+			if err != nil || len(jobs) != 0 || r.Skipped().ByReason[tt.err.Error()] != 1 {
+				t.Fatalf("lenient: %d jobs, %+v, %v", len(jobs), r.Skipped(), err)
+			}
+		})
+	}
+}
