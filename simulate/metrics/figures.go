@@ -380,7 +380,9 @@ func thin(xy plotter.XYs) plotter.XYs {
 	if len(xy) <= maxPoints {
 		return xy
 	}
-	step := (len(xy) + maxPoints - 1) / maxPoints
+	// The step leaves room for the last point when the grid misses it:
+	// ⌊(n−1)/step⌋ < maxPoints−1 then, so grid and last stay ≤ maxPoints.
+	step := (len(xy) - 1 + maxPoints - 2) / (maxPoints - 1)
 	var out plotter.XYs
 	for i := 0; i < len(xy); i += step {
 		out = append(out, xy[i])

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 )
 
 // twoRuns are two small runs of different policies with jobs, tenant
@@ -198,5 +199,87 @@ func TestHourTicks(t *testing.T) {
 	}
 	if ts := (hourTicks{}).Ticks(1e20, 1e20+1e6); len(ts) == 0 || len(ts) > 2*8+2 {
 		t.Fatalf("Ticks(1e20, 1e20+1e6): %d ticks", len(ts))
+	}
+}
+
+// cdf and thin keep at most maxPoints points with the step the series needs,
+// and never drop the last point.
+func TestCDFAndThinBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		n, points  int
+		thinPoints int
+	}{
+		{"a short series is kept whole", 3, 3, 3},
+		{"exactly maxPoints is kept whole", maxPoints, maxPoints, maxPoints},
+		{"twice maxPoints keeps every second rank, every third point and the last", 2 * maxPoints, maxPoints, 668},
+		{"one more keeps every third rank, every third point and the last", 2*maxPoints + 1, 667, 668},
+		{"one over maxPoints keeps every second point, the last among them", maxPoints + 1, 501, 501},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			xs := make([]float64, tc.n)
+			xy := make(plotter.XYs, tc.n)
+			for i := range xs {
+				xs[i] = float64(tc.n - i) // reversed: cdf sorts
+				xy[i] = plotter.XY{X: float64(i), Y: float64(i)}
+			}
+			c := cdf(xs)
+			if len(c) != tc.points {
+				t.Fatalf("cdf: %d points, want %d", len(c), tc.points)
+			}
+			if last := c[len(c)-1]; last.X != float64(tc.n) || last.Y != 1 {
+				t.Errorf("cdf ends at %v, want (%d, 1)", last, tc.n)
+			}
+			if first := c[0]; first.Y != first.X/float64(tc.n) {
+				t.Errorf("cdf starts at %v: fraction is not rank ÷ n", first)
+			}
+			th := thin(xy)
+			if len(th) != tc.thinPoints {
+				t.Fatalf("thin: %d points, want %d", len(th), tc.thinPoints)
+			}
+			if th[0] != xy[0] || th[len(th)-1] != xy[len(xy)-1] {
+				t.Errorf("thin dropped an end: %v … %v", th[0], th[len(th)-1])
+			}
+		})
+	}
+	if cdf(nil) != nil {
+		t.Error("cdf of nothing is not empty")
+	}
+}
+
+func TestHourTicksAtTheStepLimit(t *testing.T) {
+	// Eight weeks exactly are marked every week: 8 steps is still few enough.
+	var labels []string
+	for _, tk := range (hourTicks{}).Ticks(0, 8*168) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if len(labels) != 9 || labels[1] != "168" {
+		t.Errorf("labels %v, want every 168 h", labels)
+	}
+}
+
+func TestRoomForLegend(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		logX             bool
+		min, max         float64
+		wantMin, wantMax float64
+	}{
+		{"a linear axis grows by a quarter", false, 2, 10, 2, 12},
+		{"a log axis grows four times", true, 0.5, 8, 0.5, 32},
+		{"a log axis from 0 starts at 1", true, 0, 8, 1, 32},
+		{"an empty log axis spans 1 to 10, then 40", true, 0, 0, 1, 40},
+		{"an empty linear axis stays", false, 3, 3, 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plot.New()
+			p.X.Min, p.X.Max, p.Y.Min = tc.min, tc.max, 0.5
+			roomForLegend(p, tc.logX)
+			if p.X.Min != tc.wantMin || p.X.Max != tc.wantMax || p.Y.Min != 0 {
+				t.Errorf("x [%v, %v], y from %v; want x [%v, %v], y from 0", p.X.Min, p.X.Max, p.Y.Min, tc.wantMin, tc.wantMax)
+			}
+		})
 	}
 }

@@ -202,6 +202,16 @@ func TestUtilization(t *testing.T) {
 	if pts[0].At != at(100) {
 		t.Error("Utilization reordered its input")
 	}
+	// Less than one GPU·second of capacity is still capacity.
+	short := []UtilPoint{{At: t0, Used: 1, Capacity: 2}}
+	if got := Utilization(short, t0.Add(100*time.Millisecond)); !near(got, 0.5) {
+		t.Errorf("Utilization over 0.2 GPU·s = %v, want 0.5", got)
+	}
+	// A point at the end, or two at one instant, spans no time.
+	same := []UtilPoint{{At: at(0), Used: 8, Capacity: 8}, {At: at(0), Used: 0, Capacity: 8}, {At: at(10), Used: 8, Capacity: 8}}
+	if got := Utilization(same, at(10)); !near(got, 0) {
+		t.Errorf("Utilization with an instant step = %v, want 0", got)
+	}
 }
 
 func TestPreemptionOverhead(t *testing.T) {
