@@ -59,14 +59,20 @@ func main() {
 	timeout := flag.Duration("timeout", 0, "per-mutant test timeout (default: 5× the unmutated run + 20s)")
 	run := flag.String("run", "", "passed to the test binary as -test.run")
 	list := flag.Bool("list", false, "list the sampled mutants without running them")
+	minScore := flag.Float64("min", 0, "exit with status 3 when the score (percent caught) is below this")
 	flag.Parse()
 	if *pkg == "" || *n <= 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := campaign(os.Stdout, *pkg, *n, *seed, *timeout, *run, *list); err != nil {
+	score, err := campaign(os.Stdout, *pkg, *n, *seed, *timeout, *run, *list)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
+	}
+	if !*list && score < *minScore {
+		fmt.Fprintf(os.Stderr, "mutate: score %.1f %% is below -min %.1f %%\n", score, *minScore)
+		os.Exit(3)
 	}
 }
 
@@ -92,14 +98,15 @@ type parsed struct {
 	file *ast.File
 }
 
-func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration, run string, list bool) error {
+// campaign runs the sample and returns its score in percent.
+func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration, run string, list bool) (float64, error) {
 	dir, err := filepath.Abs(pkg)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	files, err := parseDir(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var all []mutant
 	byFile := map[string]*parsed{}
@@ -114,20 +121,20 @@ func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration
 		for _, m := range all[:min(n, len(all))] {
 			fmt.Fprintln(w, m)
 		}
-		return nil
+		return 0, nil
 	}
 	tmp, err := os.MkdirTemp("", "mutate-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "pkg.test")
 	if err := build(dir, bin, ""); err != nil {
-		return fmt.Errorf("unmutated package does not build: %w", err)
+		return 0, fmt.Errorf("unmutated package does not build: %w", err)
 	}
 	start := time.Now()
 	if ok, out := test(dir, bin, run, time.Hour); !ok {
-		return fmt.Errorf("unmutated tests fail:\n%s", out)
+		return 0, fmt.Errorf("unmutated tests fail:\n%s", out)
 	}
 	if timeout == 0 {
 		timeout = 5*time.Since(start) + 20*time.Second
@@ -145,16 +152,16 @@ func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration
 		err := printer.Fprint(&buf, p.fset, p.file)
 		m.undo()
 		if err != nil {
-			return fmt.Errorf("%v: printing: %w", m, err)
+			return 0, fmt.Errorf("%v: printing: %w", m, err)
 		}
 		src := filepath.Join(tmp, "mutant.go")
 		if err := os.WriteFile(src, buf.Bytes(), 0o600); err != nil {
-			return err
+			return 0, err
 		}
 		overlay := filepath.Join(tmp, "overlay.json")
 		o, _ := json.Marshal(map[string]map[string]string{"Replace": {m.file: src}})
 		if err := os.WriteFile(overlay, o, 0o600); err != nil {
-			return err
+			return 0, err
 		}
 		if build(dir, bin, overlay) != nil {
 			noCompile++
@@ -180,7 +187,7 @@ func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration
 	for _, s := range survivors {
 		fmt.Fprintln(w, "# survived:", s)
 	}
-	return nil
+	return score, nil
 }
 
 func parseDir(dir string) ([]*parsed, error) {
@@ -208,7 +215,7 @@ func parseDir(dir string) ([]*parsed, error) {
 }
 
 func build(dir, bin, overlay string) error {
-	args := []string{"test", "-c", "-p", "1", "-o", bin}
+	args := []string{"test", "-c", "-p", "1", "-ldflags=-s -w", "-o", bin}
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
