@@ -1,0 +1,45 @@
+package metrics_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/astraea-sched/astraea/simulate/metrics"
+)
+
+func TestWriteSensitivity(t *testing.T) {
+	dir := t.TempDir()
+	one := func(x float64) metrics.Band { return metrics.Band{Mean: x, Min: x, Max: x} }
+	curves := []metrics.Curve{
+		{Name: "astraea", X: []float64{600, 900, 1200}, Y: []metrics.Band{{Mean: 3, Min: 2.5, Max: 3.2}, one(2), {Mean: 2.5, Min: 2.4, Max: 2.9}}},
+		{Name: "tiresias-l", X: []float64{600, 900, 1200}, Y: []metrics.Band{one(4), one(3), one(3.5)}},
+	}
+	path := filepath.Join(dir, "sub", "lease.svg")
+	if err := metrics.WriteSensitivity(path, "JCT against lease", "lease (s)", "JCT (s)", curves...); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	for _, want := range []string{"astraea", "tiresias-l", "JCT against lease"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("figure lacks %q", want)
+		}
+	}
+	// The one curve with a range is shaded.
+	if n := strings.Count(svg, "fill-opacity:0.25"); n != 1 {
+		t.Errorf("%d shaded areas, want 1", n)
+	}
+
+	bad := metrics.Curve{Name: "short", X: []float64{1, 2}, Y: []metrics.Band{one(1)}}
+	if err := metrics.WriteSensitivity(filepath.Join(dir, "bad.svg"), "t", "x", "y", bad); err == nil || !strings.Contains(err.Error(), "short") {
+		t.Fatalf("a band with fewer y than x: %v, want an error naming it", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.svg")); !os.IsNotExist(err) {
+		t.Fatal("a refused figure was written")
+	}
+}
