@@ -26,6 +26,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"simulate", "simulate policies on a trace or the embedded default workload (the default command)", runWith},
+		{"sweep", "run a grid of simulations, any flag a dimension, in parallel or in shards; sweep merge joins them", sweep},
 	}
 }
 

@@ -104,3 +104,56 @@ func FuzzFlagValues(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseGrid checks the grid file reader on any text: it refuses with
+// errGrid, naming the file, or returns flags without dashes or spaces and
+// values without commas or surrounding spaces.
+func FuzzParseGrid(f *testing.F) {
+	for _, s := range []string{"lease = 600s, 900s\n-nodes=140\n", "# c\n\nnodes = 60..200/20", "x", "a=1\na=2", "= 1", "a = 1..2", "a = 1m..3m/1m # c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		raw, err := parseGrid(strings.NewReader(text), "g")
+		if err != nil {
+			if !errors.Is(err, errGrid) || !strings.Contains(err.Error(), "g") {
+				t.Fatalf("parseGrid: %v, want errGrid naming the file", err)
+			}
+			return
+		}
+		for k, vals := range raw {
+			if k == "" || strings.ContainsAny(k, " \t=#") || strings.HasPrefix(k, "-") {
+				t.Fatalf("flag name %q", k)
+			}
+			for _, v := range vals {
+				if v == "" || strings.Contains(v, ",") || strings.TrimSpace(v) != v {
+					t.Fatalf("-%s value %q", k, v)
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseShard checks -shard on any value and environment index: a
+// shard it accepts has 0 ≤ index < count; a refusal is errShard.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"", "0/1", "3/4", "4/4", "env/3", "-1/2", "1/-2", "env/0"} {
+		f.Add(s, "2")
+	}
+	f.Fuzz(func(t *testing.T, s, index string) {
+		sh, err := parseShard(s, func(k string) string {
+			if k == "JOB_COMPLETION_INDEX" {
+				return index
+			}
+			return ""
+		})
+		if err != nil {
+			if !errors.Is(err, errShard) {
+				t.Fatalf("parseShard(%q): %v, want errShard", s, err)
+			}
+			return
+		}
+		if sh.count < 1 || sh.index < 0 || sh.index >= sh.count {
+			t.Fatalf("parseShard(%q) = %+v", s, sh)
+		}
+	})
+}

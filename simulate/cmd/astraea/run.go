@@ -55,6 +55,19 @@ type options struct {
 // parseFlags reads the flags of the simulate command.
 func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	var o options
+	fs := newFlagSet(&o)
+	if err := parseCommandFlags(fs, commands(), args, stdout, stderr); err != nil {
+		return o, err
+	}
+	var err error
+	o.profile, o.conv, err = applyProfile(fs, o.profileName)
+	return o, err
+}
+
+// newFlagSet defines the simulate command's flags on o. The sweep
+// command reads the same set, so that every flag is a dimension a grid
+// can vary.
+func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.StringVar(&o.trace, "trace", "", "trace `FILE` (Venus, Philly, Pollux, artifact or generic CSV; .gz transparent); default: the embedded synthetic workload")
 	fs.StringVar(&o.quota, "quota", "", "tenant quotas: a CSV `FILE`, \"requested\" (∝ Σ GPUs requested) or \"equal\"; default: the synthetic workload's VC sizes, or requested for a trace")
@@ -83,12 +96,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.phases, "phases", 1, "run every policy at `N` tick phases spread over one interval and report mean [min–max]")
 	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
-	if err := parseCommandFlags(fs, commands(), args, stdout, stderr); err != nil {
-		return o, err
-	}
-	var err error
-	o.profile, o.conv, err = applyProfile(fs, o.profileName)
-	return o, err
+	return fs
 }
 
 // workload opens the job source, again for every run; runs may open it at
