@@ -35,7 +35,19 @@ var (
 	ErrStalled = errors.New("simulate: policy stalled with jobs waiting")
 	// ErrInvariant: an invariant check failed (an engine or dependency bug).
 	ErrInvariant = errors.New("simulate: invariant violated")
+	// ErrHorizon: a job is in the cluster more than lease.MaxSpan after its
+	// first start (it waited or was preempted for decades of simulated
+	// time), or at a time outside the years 1678 to 2262; the progress
+	// model counts neither. (A job submitted beyond Horizon is excluded
+	// instead, see ExcludedBeyondHorizon.)
+	ErrHorizon = errors.New("simulate: beyond the engine's horizon")
 )
+
+// Horizon is the latest submission, after the run's start, that a run
+// simulates. The engine's clock counts int64 nanoseconds from the start,
+// which hold 292 years; a job may run for up to lease.MaxSpan (50 years)
+// after its first start, and the rest is margin for its wait.
+const Horizon = 200 * 365 * 24 * time.Hour
 
 // phase is where a job is in the engine's lifecycle.
 type phase uint8
@@ -91,7 +103,8 @@ func (j *job) progressed(t time.Time) {
 
 // ExcludedJob is a job the run left out, and why: it asks for more GPUs
 // than the whole cluster has (ExcludedTooLarge), or, with
-// Config.DropOverQuota, than its tenant's quota (ExcludedOverQuota).
+// Config.DropOverQuota, than its tenant's quota (ExcludedOverQuota), or it
+// is submitted beyond the Horizon (ExcludedBeyondHorizon).
 type ExcludedJob struct {
 	ID     string `json:"id"`
 	Tenant string `json:"tenant"`
@@ -107,6 +120,9 @@ const (
 	// ExcludedOverQuota: the job asks for more GPUs than its tenant's
 	// quota and Config.DropOverQuota is set.
 	ExcludedOverQuota = "larger than its tenant's quota"
+	// ExcludedBeyondHorizon: the job is submitted more than Horizon after
+	// the run's start, or outside the years 1678 to 2262.
+	ExcludedBeyondHorizon = "submitted beyond the horizon"
 )
 
 // Stats counts what happened in a run.
@@ -203,6 +219,7 @@ type engine struct {
 	state       State
 
 	boundaries []time.Duration // next interval end per Intervals entry
+	startSet   bool            // start is known: readNext excludes jobs beyond the Horizon
 	nextEnd    time.Duration   // the least of boundaries (never without any); Config.longWay looks at each
 	// endSteps are the interval lengths whose ends staleBefore looks for:
 	// the shortest alone when every other is a multiple of it (every
@@ -317,6 +334,13 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	if e.hasNext && e.next.Submit.Before(e.start) {
 		return nil, configErr("Start %v is after the first submission %v (job %s)", e.start, e.next.Submit, e.next.ID)
 	}
+	e.startSet = true
+	if e.hasNext && !e.withinHorizon(e.next.Submit) {
+		e.excludeJob(e.next, ExcludedBeyondHorizon)
+		if err := e.readNext(); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.openBooks(); err != nil {
 		return nil, err
 	}
@@ -403,27 +427,48 @@ func (e *engine) leaseEndAt(d time.Duration) time.Time {
 	return e.leaseEnd
 }
 
-// readNext fills the one-job lookahead from the source.
+// readNext fills the one-job lookahead from the source. Once the start is
+// known, jobs submitted beyond the Horizon are excluded as they are read.
 func (e *engine) readNext() error {
-	if e.srcDone {
-		e.hasNext = false
-		return nil
+	for {
+		if e.srcDone {
+			e.hasNext = false
+			return nil
+		}
+		j, err := e.src.Next()
+		if errors.Is(err, io.EOF) {
+			e.srcDone, e.hasNext = true, false
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("simulate: reading jobs: %w", err)
+		}
+		if e.hasNext && j.Submit.Before(e.next.Submit) {
+			return fmt.Errorf("%w: job %s (line %d) submitted at %v, after job %s at %v",
+				ErrUnsorted, j.ID, j.Line, j.Submit, e.next.ID, e.next.Submit)
+		}
+		e.next, e.hasNext = j, true
+		e.nextSubOK = false
+		if !e.startSet || e.withinHorizon(j.Submit) {
+			return nil
+		}
+		e.excludeJob(j, ExcludedBeyondHorizon)
 	}
-	j, err := e.src.Next()
-	if errors.Is(err, io.EOF) {
-		e.srcDone, e.hasNext = true, false
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("simulate: reading jobs: %w", err)
-	}
-	if e.hasNext && j.Submit.Before(e.next.Submit) {
-		return fmt.Errorf("%w: job %s (line %d) submitted at %v, after job %s at %v",
-			ErrUnsorted, j.ID, j.Line, j.Submit, e.next.ID, e.next.Submit)
-	}
-	e.next, e.hasNext = j, true
-	e.nextSubOK = false
-	return nil
+}
+
+// withinHorizon reports whether a job submitted at t is simulated: at most
+// Horizon after the start, in the years the progress model counts.
+func (e *engine) withinHorizon(t time.Time) bool {
+	s := t.Unix()
+	return t.Sub(e.start) <= Horizon && s >= minUnixNanoSec && s <= maxUnixNanoSec
+}
+
+// The seconds of the first and last times Unix nanoseconds can hold.
+var minUnixNanoSec, maxUnixNanoSec = time.Unix(0, math.MinInt64).Unix() + 1, time.Unix(0, math.MaxInt64).Unix() - 1
+
+func (e *engine) excludeJob(j trace.Job, reason string) {
+	e.res.Excluded = append(e.res.Excluded, ExcludedJob{ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs, Line: j.Line, Reason: reason})
+	e.res.Stats.Excluded++
 }
 
 // ledger helpers: every accounting event goes to each book.
@@ -614,8 +659,7 @@ func (e *engine) submit() error {
 		return fmt.Errorf("%w: job %s (line %d) of tenant %q", ErrUnknownTenant, tj.ID, tj.Line, tj.Tenant)
 	}
 	if why := e.exclude(tj); why != "" {
-		e.res.Excluded = append(e.res.Excluded, ExcludedJob{ID: tj.ID, Tenant: tj.Tenant, GPUs: tj.GPUs, Line: tj.Line, Reason: why})
-		e.res.Stats.Excluded++
+		e.excludeJob(tj, why)
 		return nil
 	}
 	if _, dup := e.jobs[tj.ID]; dup {
@@ -926,6 +970,11 @@ func (e *engine) completesAt(j *job, at time.Time) time.Duration {
 // modelErr reports a transition the job's progress model refused: the
 // engine asked for an impossible one.
 func (e *engine) modelErr(j *job, err error) error {
+	if errors.Is(err, lease.ErrInvalidValue) {
+		// The engine asks only for transitions the model allows: a value
+		// out of range is a time the model cannot count.
+		return fmt.Errorf("%w: job %s (line %d) at %v: %w", ErrHorizon, j.st.Job.ID, j.st.Job.Line, e.nowAt, err)
+	}
 	return fmt.Errorf("%w: progress of job %s at %v: %w", ErrInvariant, j.st.Job.ID, e.nowAt, err)
 }
 
