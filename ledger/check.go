@@ -76,7 +76,7 @@ func (l *Ledger) Check() error {
 			bad("job %q: tenant %q not in the ledger", id, j.tn.id)
 			continue
 		}
-		if j.demand <= 0 || j.demand > MaxGPUs || !validWeight(j.weight) {
+		if j.demand <= 0 || j.demand > MaxGPUs || !storedWeight(j.weight) {
 			bad("job %q: demand %d weight %v", id, j.demand, j.weight)
 		}
 		switch j.state {

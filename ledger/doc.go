@@ -81,7 +81,8 @@
 //
 // Inspection of current state: [Ledger.Tenant] ([TenantInfo]),
 // [Ledger.Tenants], [Ledger.Job] ([JobInfo]), [Ledger.Mode],
-// [Ledger.History]; demands and capacity are bounded by [MaxGPUs].
+// [Ledger.History]; demands and capacity are bounded by [MaxGPUs], weights
+// by [MinWeight] and [MaxWeight].
 //
 // Scheduler face: [Ledger.View] and [View] ([View.TenantAccount],
 // [View.JobAccount], [View.AppendJobAccounts] for many jobs at once,

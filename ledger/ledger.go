@@ -285,7 +285,28 @@ func (l *Ledger) eventTime(op string, at time.Time, tn TenantID, j JobID) (int64
 	return t, nil
 }
 
-func validWeight(w float64) bool { return w > 0 && !math.IsInf(w, 1) } // NaN fails w > 0
+// MinWeight and MaxWeight bound a tenant or job weight. Inside them every
+// quantity the ledger derives from a weight — a job's θ = demand/weight,
+// its fair rate, their integrals over the 292 years the clock spans — is a
+// finite float64 that a snapshot keeps; a weight of 5e-324 made θ infinite
+// and the snapshot unreadable. Only ratios of weights matter, so scale
+// weights into the range (shares, GPU counts and node counts all fit).
+const (
+	MinWeight = 1e-12
+	MaxWeight = 1e12
+)
+
+func validWeight(w float64) bool { return w >= MinWeight && w <= MaxWeight } // NaN fails
+
+// storedWeight is what a snapshot or a consistency check accepts: any
+// positive finite weight, so that a snapshot written before the range was
+// enforced still reads.
+func storedWeight(w float64) bool { return w > 0 && !math.IsInf(w, 1) } // NaN fails w > 0
+
+// weightDetail explains a refused weight.
+func weightDetail(w float64) string {
+	return fmt.Sprintf("weight %v outside [%v, %v]", w, MinWeight, MaxWeight)
+}
 
 // MaxGPUs bounds a demand or a capacity, so that sums of GPUs never overflow.
 const MaxGPUs GPUs = 1 << 31
@@ -403,7 +424,8 @@ func (l *Ledger) forgottenAt(j *job, t int64) bool {
 	return j.state == finished && j.finish < l.beginAt(t)
 }
 
-// AddTenant registers a tenant with weight W_j > 0 at time at. Every quota
+// AddTenant registers a tenant with weight W_j in [MinWeight, MaxWeight] at
+// time at. Every quota
 // changes (M·W_j/ΣW), so it costs O(T·G). A tenant that was removed may be
 // added again: its accounts continue from its earlier history.
 func (l *Ledger) AddTenant(at time.Time, id TenantID, weight float64) error {
@@ -413,7 +435,7 @@ func (l *Ledger) AddTenant(at time.Time, id TenantID, weight float64) error {
 		return err
 	}
 	if !validWeight(weight) {
-		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: weightDetail(weight)}
 	}
 	tn := l.tenantIx[id]
 	if tn != nil && tn.registered {
@@ -445,7 +467,7 @@ func (l *Ledger) SetTenantWeight(at time.Time, id TenantID, weight float64) erro
 		return &Error{Op: op, Tenant: id, At: at, Err: ErrUnknownTenant}
 	}
 	if !validWeight(weight) || math.IsInf(l.sumWith(tn, weight), 1) {
-		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0, and keep the sum of weights finite", weight)}
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: weightDetail(weight)}
 	}
 	l.advanceTo(t)
 	tn.weight = weight
@@ -493,7 +515,8 @@ func (l *Ledger) SetCapacity(at time.Time, m GPUs) error {
 }
 
 // Submit records a new active (pending) job of a registered tenant with gang
-// demand > 0 GPUs and weight > 0 inside its tenant. O(G_j) plus O(log G_j)
+// demand in [1, MaxGPUs] and weight in [MinWeight, MaxWeight] inside its
+// tenant. O(G_j) plus O(log G_j)
 // for the group lookup: the tenant's x_j changes, so each of its θ-groups
 // gets a breakpoint; never O(jobs).
 func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, weight float64) error {
@@ -513,7 +536,7 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("demand %d outside [1, %d]", demand, MaxGPUs)}
 	}
 	if !validWeight(weight) || math.IsInf(tn.activeW+weight, 1) {
-		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: weightDetail(weight)}
 	}
 	l.advanceTo(t)
 	j := newJob(id)
@@ -615,7 +638,7 @@ func (l *Ledger) SetJobWeight(at time.Time, id JobID, weight float64) error {
 		return err
 	}
 	if !validWeight(weight) || math.IsInf(j.tn.activeW-j.weight+weight, 1) {
-		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("weight %v must be finite and > 0", weight)}
+		return &Error{Op: op, Job: id, Tenant: j.tn.id, At: at, Err: ErrInvalidValue, Detail: weightDetail(weight)}
 	}
 	l.advanceTo(t)
 	if weight == j.weight {

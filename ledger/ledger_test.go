@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
@@ -428,18 +429,49 @@ func TestFinishedJobStaysQueryable(t *testing.T) {
 	wantAccount(t, "c", jobAcct(t, l, "c", t0, ts(40)), 0, 40)
 }
 
-func TestWeightSumsMustStayFinite(t *testing.T) {
-	l := mustNew(t, Config{Capacity: 8})
-	do(t, l, l.AddTenant(t0, "u", math.MaxFloat64))
-	if err := l.AddTenant(t0, "v", math.MaxFloat64); !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("second huge tenant weight: %v", err)
+func TestWeightsOutsideTheRangeAreRefused(t *testing.T) {
+	setups := map[string]func(l *Ledger, w float64) error{
+		"AddTenant":       func(l *Ledger, w float64) error { return l.AddTenant(ts(1), "v", w) },
+		"SetTenantWeight": func(l *Ledger, w float64) error { return l.SetTenantWeight(ts(1), "u", w) },
+		"Submit":          func(l *Ledger, w float64) error { return l.Submit(ts(1), "y", "u", MaxGPUs, w) },
+		"SetJobWeight":    func(l *Ledger, w float64) error { return l.SetJobWeight(ts(1), "x", w) },
 	}
-	do(t, l, l.Submit(t0, "x", "u", 1, math.MaxFloat64))
-	if err := l.Submit(t0, "y", "u", 1, math.MaxFloat64); !errors.Is(err, ErrInvalidValue) {
-		t.Fatalf("second huge job weight: %v", err)
+	weights := []struct {
+		name string
+		w    float64
+		ok   bool
+	}{
+		{"the least weight", MinWeight, true},
+		{"the largest weight", MaxWeight, true},
+		{"zero", 0, false},
+		{"a negative weight", -1, false},
+		{"NaN", math.NaN(), false},
+		{"+Inf", math.Inf(1), false},
+		{"the least subnormal", 5e-324, false},
+		{"half the least weight", MinWeight / 2, false},
+		{"twice the largest weight", 2 * MaxWeight, false},
+		{"the largest float", math.MaxFloat64, false},
 	}
-	if r, _ := l.View(t0).JobFairRate("x"); !near(r, 1) {
-		t.Fatalf("fair rate of the only job %v, want its demand 1", r)
+	for op, call := range setups {
+		for _, tt := range weights {
+			t.Run(op+" with "+tt.name, func(t *testing.T) {
+				l := mustNew(t, Config{Capacity: 8})
+				do(t, l, l.AddTenant(t0, "u", 1))
+				do(t, l, l.Submit(t0, "x", "u", 1, 1))
+				before, _ := l.MarshalBinary()
+				err := call(l, tt.w)
+				if tt.ok {
+					do(t, l, err)
+					return
+				}
+				if !errors.Is(err, ErrInvalidValue) {
+					t.Fatalf("weight %v: %v, want ErrInvalidValue", tt.w, err)
+				}
+				if after, _ := l.MarshalBinary(); !bytes.Equal(after, before) {
+					t.Fatal("a refused weight changed the ledger")
+				}
+			})
+		}
 	}
 }
 

@@ -444,7 +444,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 		if d.err != nil {
 			return nil, d.err
 		}
-		if l.tenantIx[tn.id] != nil || !validWeight(tn.weight) || tn.nActive < 0 {
+		if l.tenantIx[tn.id] != nil || !storedWeight(tn.weight) || tn.nActive < 0 {
 			return nil, fmt.Errorf("tenant %q: duplicate or invalid", tn.id)
 		}
 		l.tenants = append(l.tenants, tn)
@@ -501,7 +501,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 			if d.err != nil {
 				return nil, d.err
 			}
-			if gtn[gi] != l.tenants[ti] || !validWeight(s.w) || s.base < 0 || s.gFrom < 0 {
+			if gtn[gi] != l.tenants[ti] || !storedWeight(s.w) || s.base < 0 || s.gFrom < 0 {
 				return nil, fmt.Errorf("job %q: invalid segment", j.id)
 			}
 			s.g = groups[gi]

@@ -14,6 +14,7 @@ import (
 
 	"github.com/astraea-sched/astraea/internal/rfc3339"
 	"github.com/astraea-sched/astraea/lease"
+	"github.com/astraea-sched/astraea/ledger"
 )
 
 // Reader streams the jobs of one CSV trace. It implements Source.
@@ -65,7 +66,8 @@ type Reader struct {
 //   - Generic: tenant,job,gpus,submit,duration[,state][,weight]. submit is
 //     RFC 3339 ("2020-09-07T08:00:00Z"), naive "2006-01-02 15:04:05" (in
 //     opts.Location) or a number of seconds from opts.Base; duration is a
-//     number of seconds or a Go duration ("1h30m"); weight > 0 (empty = 1).
+//     number of seconds or a Go duration ("1h30m"); weight in [ledger.MinWeight,
+//     ledger.MaxWeight] (empty = 1).
 //
 // Naive time stamps are "2006-01-02 15:04:05"; durations may carry a
 // fractional part and are rounded to the nanosecond.
@@ -360,8 +362,8 @@ func (r *Reader) readRow() (Job, error) {
 		if err != nil {
 			return Job{}, r.rowErr(line, r.header[c.weight], rec[c.weight], ErrNumber)
 		}
-		if !(w > 0) || math.IsInf(w, 1) {
-			return Job{}, r.rowErr(line, r.header[c.weight], rec[c.weight], ErrWeight)
+		if !(w >= ledger.MinWeight && w <= ledger.MaxWeight) { // NaN fails
+			return Job{}, r.rowErr(line, r.header[c.weight], rec[c.weight], fmt.Errorf("%w: outside [%v, %v]", ErrWeight, ledger.MinWeight, ledger.MaxWeight))
 		}
 		j.Weight = w
 	}

@@ -412,3 +412,14 @@ func TestRowsTheSimulatorCannotRepresent(t *testing.T) {
 		})
 	}
 }
+
+// TestWeightsTheLedgerRefusesAreBadRows: a job weight outside the ledger's
+// range is a bad row, not a failed run.
+func TestWeightsTheLedgerRefusesAreBadRows(t *testing.T) {
+	for _, w := range []string{"5e-324", "1e-300", "1e13", "1e308", "0", "NaN"} {
+		_, _, err := read(t, "tenant,job,gpus,submit,duration,weight\na,j,1,0,10,"+w+"\n", Options{})
+		if !errors.Is(err, ErrWeight) {
+			t.Errorf("weight %s: %v, want ErrWeight", w, err)
+		}
+	}
+}
