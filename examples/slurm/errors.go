@@ -35,6 +35,8 @@ var (
 	ErrUnknownAccount = errors.New("slurm: unknown account")
 	// ErrLineTooLong: a line longer than [MaxLineBytes].
 	ErrLineTooLong = errors.New("slurm: line too long")
+	// ErrSiteFactor: a site factor maximum outside [0, MaxSiteFactor].
+	ErrSiteFactor = errors.New("slurm: site factor out of range")
 )
 
 // MaxLineBytes bounds the length of one input line.

@@ -37,9 +37,10 @@ func (u Update) String() string { return "scontrol " + strings.Join(u.Args(), " 
 //	V = round(maxFactor × (n − rank) ÷ (n − 1)),  n > 1;   V = maxFactor when n = 1.
 //
 // Accounts with equal ρ share a rank and so a factor. A rank outside [1, n]
-// gets 0.
+// gets 0, and so does every rank when maxFactor lies outside
+// [0, MaxSiteFactor] (SiteFactors refuses such a maximum).
 func SiteFactorFor(rank, n int, maxFactor int64) int64 {
-	if rank < 1 || rank > n {
+	if rank < 1 || rank > n || maxFactor < 0 || maxFactor > MaxSiteFactor {
 		return 0
 	}
 	if n == 1 {
@@ -48,13 +49,18 @@ func SiteFactorFor(rank, n int, maxFactor int64) int64 {
 	return int64(math.Round(float64(maxFactor) * float64(n-rank) / float64(n-1)))
 }
 
+// MaxSiteFactor is the largest SiteFactor scontrol accepts (Slurm takes
+// ±2147483645). It also keeps the arithmetic of [SiteFactorFor] exact: a
+// maximum of 2^63−1 printed a negative factor.
+const MaxSiteFactor = 2147483645
+
 // SiteFactors returns one Update per pending job, in input order, with the
 // factor of its account's rank in rows (see [SiteFactorFor]; n = len(rows)).
-// A job whose account is not in rows gets factor 0 and Rank 0. maxFactor
-// must be ≥ 0. Complexity O(rows + jobs).
+// A job whose account is not in rows gets factor 0 and Rank 0. A maxFactor
+// outside [0, MaxSiteFactor] is ErrSiteFactor. Complexity O(rows + jobs).
 func SiteFactors(rows []Row, pending []PendingJob, maxFactor int64) ([]Update, error) {
-	if maxFactor < 0 {
-		return nil, fmt.Errorf("slurm: site factor maximum %d < 0", maxFactor)
+	if maxFactor < 0 || maxFactor > MaxSiteFactor {
+		return nil, fmt.Errorf("%w: maximum %d outside [0, %d]", ErrSiteFactor, maxFactor, MaxSiteFactor)
 	}
 	byAcct := make(map[string]Row, len(rows))
 	for _, r := range rows {

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -137,4 +138,28 @@ func TestWriteReport(t *testing.T) {
 	if err := WriteReport(&buf, rep, "xml"); err == nil {
 		t.Fatal("unknown format accepted")
 	}
+}
+
+// FuzzSiteFactorFor: whatever the rank, count and maximum, a factor lies in
+// [0, maxFactor] and never rises with the rank.
+func FuzzSiteFactorFor(f *testing.F) {
+	f.Add(1, 2, int64(math.MaxInt64))
+	f.Add(1, 1, int64(MaxSiteFactor))
+	f.Add(2, 3, int64(-5))
+	f.Add(math.MaxInt, math.MaxInt, int64(MaxSiteFactor))
+	f.Fuzz(func(t *testing.T, rank, n int, maxFactor int64) {
+		v := SiteFactorFor(rank, n, maxFactor)
+		if v < 0 || v > max(maxFactor, 0) {
+			t.Fatalf("SiteFactorFor(%d, %d, %d) = %d", rank, n, maxFactor, v)
+		}
+		if rank < math.MaxInt {
+			if w := SiteFactorFor(rank+1, n, maxFactor); w > v && rank >= 1 {
+				t.Fatalf("rank %d gets %d, rank %d gets %d", rank, v, rank+1, w)
+			}
+		}
+		_, err := SiteFactors(nil, nil, maxFactor)
+		if (err == nil) != (maxFactor >= 0 && maxFactor <= MaxSiteFactor) || (err != nil && !errors.Is(err, ErrSiteFactor)) {
+			t.Fatalf("SiteFactors with maximum %d: %v", maxFactor, err)
+		}
+	})
 }

@@ -76,6 +76,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if *maxFactor < 0 || *maxFactor > slurm.MaxSiteFactor {
+		return fmt.Errorf("-sitefactor-max must lie in [0, %d], not %d: %w", slurm.MaxSiteFactor, *maxFactor, slurm.ErrSiteFactor)
+	}
 	loc, err := time.LoadLocation(*tzFlag)
 	if err != nil {
 		return fmt.Errorf("-tz: %w", err)

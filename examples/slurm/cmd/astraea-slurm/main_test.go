@@ -151,6 +151,22 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
+// TestSiteFactorMaxIsBounded: a maximum scontrol would refuse, or whose
+// arithmetic would overflow, is refused at the flag.
+func TestSiteFactorMaxIsBounded(t *testing.T) {
+	base := realArgs("-squeue", fixture("squeue.txt"))
+	for _, v := range []string{"-1", "2147483646", "9223372036854775807"} {
+		_, _, err := runCmd(t, append(base, "-sitefactor-max", v), "", nil)
+		if !errors.Is(err, slurm.ErrSiteFactor) || !strings.Contains(err.Error(), "-sitefactor-max") {
+			t.Errorf("-sitefactor-max %s: %v, want ErrSiteFactor naming the flag", v, err)
+		}
+	}
+	out, _, err := runCmd(t, append(base, "-sitefactor-max", "2147483645"), "", nil)
+	if err != nil || !strings.Contains(out, "SiteFactor=2147483645") || strings.Contains(out, "SiteFactor=-") {
+		t.Fatalf("the largest maximum: %v\n%s", err, out)
+	}
+}
+
 func TestParseTime(t *testing.T) {
 	ist := time.FixedZone("IST", 5*3600+30*60)
 	for name, tc := range map[string]struct {
