@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/astraea-sched/astraea/simulate/metrics"
@@ -20,19 +22,24 @@ import (
 // sweep directories into one long CSV, one row per point and metric, and
 // draws the sensitivity figures beside it.
 func merge(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("astraea sweep merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flag.NewFlagSet("sweep merge", flag.ContinueOnError)
 	out := fs.String("o", "", "merged CSV `FILE` (default: sweep.csv in the first DIR)")
 	figures := fs.Bool("figures", true, "draw the sensitivity figures (SVG) beside the CSV")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: astraea sweep merge [-o FILE] [-figures=false] DIR...")
+	const usage = "usage: astraea sweep merge [-o FILE] [-figures=false] DIR..."
+	var msg strings.Builder
+	fs.SetOutput(&msg)
+	fs.Usage = func() {}
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdout, usage)
+		fs.SetOutput(stdout)
 		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+		return err
+	case err != nil:
+		fmt.Fprintf(stderr, "astraea sweep merge: %s (%s)\n", strings.TrimSpace(msg.String()), usage)
 		return errUsage
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
+	case fs.NArg() == 0:
+		fmt.Fprintf(stderr, "astraea sweep merge: no DIR (%s)\n", usage)
 		return errUsage
 	}
 	done := map[string]record{}

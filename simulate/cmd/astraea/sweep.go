@@ -195,8 +195,8 @@ func canonical(name, v string) (string, error) {
 }
 
 // splitList splits a list of values at its commas, trims the spaces
-// around each and expands ranges: FROM..TO/STEP, integers or durations,
-// is FROM, FROM+STEP, … up to TO. A blank item is no value.
+// around each and expands ranges: FROM..TO/STEP, FROM and TO integers or
+// durations, is FROM, FROM+STEP, … up to TO. A blank item is no value.
 func splitList(flagName, list string) ([]string, error) {
 	var out []string
 	for item := range strings.SplitSeq(list, ",") {
@@ -222,11 +222,11 @@ func splitList(flagName, list string) ([]string, error) {
 // expandRange expands FROM..TO/STEP; ok is false when item is no range.
 func expandRange(item string) (vals []string, ok bool, err error) {
 	from, rest, found := strings.Cut(item, "..")
-	if !found {
-		return nil, false, nil
+	to, step, stepped := strings.Cut(rest, "/")
+	if !found || !isNumber(from) || !isNumber(to) {
+		return nil, false, nil // a value with dots, such as ../traces/x.csv
 	}
-	to, step, found := strings.Cut(rest, "/")
-	if !found {
+	if !stepped {
 		return nil, true, errors.New("want FROM..TO/STEP")
 	}
 	a, errA := strconv.ParseInt(from, 10, 64)
@@ -256,6 +256,13 @@ func expandRange(item string) (vals []string, ok bool, err error) {
 		}
 	}
 	return vals, true, nil
+}
+
+// isNumber reports whether s is an integer or a duration.
+func isNumber(s string) bool {
+	_, errI := strconv.ParseInt(s, 10, 64)
+	_, errD := time.ParseDuration(s)
+	return errI == nil || errD == nil
 }
 
 // readGridFile reads a grid file: one dimension a line, "flag = list"
@@ -478,8 +485,7 @@ func sweep(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	}
 	var so sweepOptions
 	cmdline := map[string][]string{}
-	fs := flag.NewFlagSet("astraea sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.StringVar(&so.grid, "grid", "", "grid `FILE`: one \"flag = value, value, …\" a line; flags on the command line replace its lines")
 	fs.StringVar(&so.out, "out", "sweep", "`DIR` of the records (part-I-of-N.jsonl); points recorded there already are not run again")
 	fs.StringVar(&so.shard, "shard", "", "run the I-th of N parts of the grid: `I/N`, or env/N for the index of a Slurm array task or Kubernetes Indexed Job")
@@ -492,14 +498,10 @@ func sweep(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 		}
 		b, ok := f.Value.(interface{ IsBoolFlag() bool })
 		fs.Var(listFlag{name: f.Name, isBool: ok && b.IsBoolFlag(), raw: cmdline},
-			f.Name, "comma-separated `LIST` of values (FROM..TO/STEP a range) of the command's flag: "+f.Usage)
+			f.Name, "`LIST` of values of simulate's flag, comma-separated, FROM..TO/STEP a range: "+strings.ReplaceAll(f.Usage, "`", ""))
 	})
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "astraea sweep: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
+	if err := parseCommandFlags(fs, commands(), args, stdout, stderr); err != nil {
+		return err
 	}
 	raw := map[string][]string{}
 	if so.grid != "" {
