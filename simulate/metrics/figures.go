@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/astraea-sched/astraea/ledger"
 )
@@ -35,7 +37,9 @@ const rhoClip = 2.0
 // (quantiles for CDFs, time buckets for series) so figures stay small.
 const maxPoints = 1000
 
-// palette colours runs in the order given (colour-blind safe, Okabe–Ito).
+// palette colours runs in the order given: the Okabe–Ito colours, which
+// stay apart for colour-blind readers, with grey in place of their yellow,
+// which is too light for a thin line on white paper.
 var palette = [...]color.RGBA{
 	{0, 114, 178, 255},   // blue
 	{213, 94, 0, 255},    // vermilion
@@ -44,77 +48,244 @@ var palette = [...]color.RGBA{
 	{230, 159, 0, 255},   // orange
 	{86, 180, 233, 255},  // sky blue
 	{0, 0, 0, 255},       // black
-	{240, 228, 66, 255},  // yellow
+	{136, 136, 136, 255}, // grey
 }
+
+// dashes are the line styles runs cycle through beside the colours:
+// solid, dashed, dotted. Three styles and eight colours have no common
+// factor, so the first 24 lines of a figure (8 policies, or up to 24
+// tenants) each get a colour and style of their own, and a figure printed
+// in grey still tells neighbouring lines apart.
+var dashes = [...][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}}
 
 // RunColor returns the colour of the i-th run in every figure.
 func RunColor(i int) color.RGBA { return palette[i%len(palette)] }
 
+// RunStyle returns the line style of the i-th run (or tenant) in every
+// figure: RunColor(i), and a dash pattern that cycles with period 3, so
+// that no two of the first 24 lines look alike.
+func RunStyle(i int) draw.LineStyle {
+	return draw.LineStyle{Color: RunColor(i), Width: vg.Points(1.4), Dashes: dashes[i%len(dashes)]}
+}
+
+// Marks drawn on the data that are not runs: the sharing-loss threshold
+// and the drain after the last submission.
+var (
+	markColor  = color.RGBA{96, 96, 96, 255}
+	drainColor = color.RGBA{232, 232, 232, 255}
+)
+
 // WriteFigures writes SVG figures into dir (created if needed), one line per
-// run in every figure, runs coloured in the order given (RunColor):
+// run in every figure, runs styled in the order given (RunStyle), with the
+// legend to the right of the data:
 //
 //   - rho_job_cdf.svg: CDF of ρ_job over finished jobs (ρ above 2, and
-//     +Inf, drawn at 2);
+//     +Inf, drawn at 2, where the axis ends), the sharing-loss threshold
+//     0.95 marked;
 //   - slowdown_cdf.svg: CDF of slowdown, logarithmic x axis;
 //   - tenant_rho.svg: the lowest tenant ρ in each interval of the shortest
-//     interval length (the worst-off tenant over time), clipped at 2;
+//     interval length (the worst-off tenant over time), clipped at 2; the
+//     length is named in the title;
 //   - utilization.svg: utilization over time (∫used ÷ ∫capacity per time
-//     bucket).
+//     bucket) over the submission window, followed by at most a quarter
+//     of its length of the drain after the last submission, shaded.
 //
 // Time axes are hours since the earliest submit or occupancy point of all
 // runs. Each run also gets tenant_rho_<policy>.svg with one line per tenant:
-// its cumulative ρ since the start of the run.
+// its cumulative ρ since the start of the run, read at the end of every
+// interval of the shortest length.
 func WriteFigures(dir string, runs ...Run) error {
 	if err := checkPolicies(runs); err != nil {
+		return err
+	}
+	figs, err := buildFigures(runs)
+	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
+	for _, f := range figs {
+		if err := f.save(filepath.Join(dir, f.file)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildFigures makes the figures WriteFigures writes, in memory.
+func buildFigures(runs []Run) ([]*figure, error) {
 	origin := originOf(runs)
-	figs := []struct {
+	lastSubmit, cut := window(runs)
+	every := "interval"
+	if d := shortestOf(runs); d > 0 {
+		every = fmtLength(d) + " interval"
+	}
+	specs := []struct {
 		file, title, x, y string
 		logX              bool
 		series            func(Run) plotter.XYs
 	}{
 		{RhoJobCDFSVG, "Job fairness", "ρ_job (clipped at 2)", "fraction of jobs", false, rhoJobCDF},
 		{SlowdownCDFSVG, "Slowdown", "slowdown (log scale)", "fraction of jobs", true, slowdownCDF},
-		{TenantRhoSVG, "Worst-off tenant per interval", "hours", "lowest ρ_tenant (clipped at 2)", false,
+		{TenantRhoSVG, "Worst-off tenant per " + every, "hours", "lowest ρ_tenant in the interval (clipped at 2)", false,
 			func(r Run) plotter.XYs { return lowestTenantRho(r, origin) }},
 		{UtilizationSVG, "Utilization", "hours", "used ÷ capacity", false,
-			func(r Run) plotter.XYs { return utilSeries(r, origin) }},
+			func(r Run) plotter.XYs { return utilSeries(r, origin, cut) }},
 	}
-	for _, f := range figs {
-		p := newPlot(f.title, f.x, f.y, f.logX)
-		for i, r := range runs {
-			if err := addLine(p, f.series(r), RunColor(i), r.Policy); err != nil {
-				return fmt.Errorf("metrics: %s: %w", f.file, err)
+	var figs []*figure
+	for _, sp := range specs {
+		f := newFigure(sp.file, sp.title, sp.x, sp.y, sp.logX)
+		if sp.file == UtilizationSVG && !cut.IsZero() && cut.After(lastSubmit) {
+			if err := f.shade(hours(lastSubmit, origin), hours(cut, origin), "after last submission"); err != nil {
+				return nil, fmt.Errorf("metrics: %s: %w", sp.file, err)
 			}
 		}
-		roomForLegend(p, f.logX)
+		for i, r := range runs {
+			if err := f.addLine(sp.series(r), RunStyle(i), r.Policy); err != nil {
+				return nil, fmt.Errorf("metrics: %s: %w", sp.file, err)
+			}
+		}
+		f.fitX(sp.logX)
 		switch {
-		case f.file == RhoJobCDFSVG:
-			p.X.Min = 0
-			p.X.Tick.Marker = rhoTicks()
-		case f.x == "hours":
-			p.X.Tick.Marker = hourTicks{}
+		case sp.file == RhoJobCDFSVG:
+			f.p.X.Min, f.p.X.Max = 0, rhoClip
+			f.p.X.Tick.Marker = rhoTicks()
+			th := DefaultSummaryConfig().JobLoss
+			if err := f.vline(th, "ρ_job = "+strconv.FormatFloat(th, 'f', -1, 64)+" (loss below)"); err != nil {
+				return nil, fmt.Errorf("metrics: %s: %w", sp.file, err)
+			}
+		case sp.file == UtilizationSVG && !cut.IsZero():
+			f.p.X.Max = hours(cut, origin)
+			f.p.X.Tick.Marker = hourTicks{}
+		case sp.x == "hours":
+			f.p.X.Tick.Marker = hourTicks{}
 		}
-		if err := savePlot(p, filepath.Join(dir, f.file)); err != nil {
-			return err
-		}
+		figs = append(figs, f)
 	}
 	for _, r := range runs {
-		p := newPlot("Tenant ρ since start: "+r.Policy, "hours", "cumulative ρ_tenant (clipped at 2)", false)
+		title := "Tenant ρ since start, read every " + fmtLength(shortestLength(r.Tenants)) + ": " + r.Policy
+		f := newFigure("tenant_rho_"+fileSafe(r.Policy)+".svg", title, "hours", "cumulative ρ_tenant (clipped at 2)", false)
 		for i, s := range cumulativeTenantRho(r, origin) {
-			if err := addLine(p, s.xy, RunColor(i), s.tenant); err != nil {
-				return fmt.Errorf("metrics: tenant ρ of %s: %w", r.Policy, err)
+			if err := f.addLine(s.xy, RunStyle(i), s.tenant); err != nil {
+				return nil, fmt.Errorf("metrics: tenant ρ of %s: %w", r.Policy, err)
 			}
 		}
-		roomForLegend(p, false)
-		p.X.Tick.Marker = hourTicks{}
-		if err := savePlot(p, filepath.Join(dir, "tenant_rho_"+fileSafe(r.Policy)+".svg")); err != nil {
-			return err
-		}
+		f.fitX(false)
+		f.p.X.Tick.Marker = hourTicks{}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// A figure is a plot and its legend, which is drawn beside the plot, not
+// on the data.
+type figure struct {
+	file   string // the file name WriteFigures gives it
+	p      *plot.Plot
+	legend plot.Legend
+	grid   bool // the grid is added, under the first line
+}
+
+func newFigure(file, title, x, y string, logX bool) *figure {
+	f := &figure{file: file, p: newPlot(title, x, y, logX), legend: plot.NewLegend()}
+	f.legend.Top, f.legend.Left = true, true
+	f.legend.ThumbnailWidth = vg.Points(24)
+	return f
+}
+
+// addLine adds one line. An empty series still gets a legend entry, so every
+// run is named in every figure.
+func (f *figure) addLine(xy plotter.XYs, style draw.LineStyle, name string) error {
+	if len(xy) == 0 {
+		xy = plotter.XYs{}
+	}
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return err
+	}
+	l.LineStyle = style
+	f.addGrid()
+	if len(xy) > 0 {
+		f.p.Add(l)
+	}
+	f.legend.Add(name, l)
+	return nil
+}
+
+// vline marks x with a thin dashed vertical line across the y range [0,
+// 1], named in the legend.
+func (f *figure) vline(x float64, name string) error {
+	l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: 1}})
+	if err != nil {
+		return err
+	}
+	l.LineStyle = draw.LineStyle{Color: markColor, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+	f.addGrid()
+	f.p.Add(l)
+	f.legend.Add(name, l)
+	return nil
+}
+
+// addGrid adds the grid once, before the first line, so that it lies over
+// a shaded range and under the lines.
+func (f *figure) addGrid() {
+	if !f.grid {
+		f.p.Add(plotter.NewGrid())
+		f.grid = true
+	}
+}
+
+// shade fills the x range [from, to] over the y range [0, 1] under the
+// lines, named in the legend.
+func (f *figure) shade(from, to float64, name string) error {
+	pg, err := plotter.NewPolygon(plotter.XYs{{X: from, Y: 0}, {X: to, Y: 0}, {X: to, Y: 1}, {X: from, Y: 1}})
+	if err != nil {
+		return err
+	}
+	pg.Color = drainColor
+	pg.LineStyle.Width = 0
+	f.p.Add(pg)
+	f.legend.Add(name, pg)
+	return nil
+}
+
+// figureWidth and figureHeight are the size of every figure: a column
+// of a paper page set in landscape.
+const (
+	figureWidth  = 8 * vg.Inch
+	figureHeight = 5 * vg.Inch
+)
+
+// layout splits the canvas dc of a figure into the plot's part, on the
+// left, and the legend's, on the right, its top level with the top of
+// the data.
+func (f *figure) layout(dc draw.Canvas) (plotC, legendC draw.Canvas) {
+	// The SVG names its font (Liberation Serif, metric-compatible with
+	// Times) without embedding it, which would add half a megabyte to each
+	// figure; a viewer without it substitutes a wider serif, so the
+	// legend gets a fifth more room than its text needs here.
+	gap := vg.Points(8)
+	width := f.legend.Rectangle(dc).Size().X*1.2 + 2*gap
+	top := f.p.Title.TextStyle.Rectangle(f.p.Title.Text).Size().Y + f.p.Title.Padding
+	return draw.Crop(dc, 0, -width, 0, 0), draw.Crop(dc, dc.Size().X-width+gap, 0, 0, -top)
+}
+
+// save draws the figure on a white page and writes it as SVG.
+func (f *figure) save(path string) error {
+	c := vgsvg.New(figureWidth, figureHeight)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	plotC, legendC := f.layout(dc)
+	f.p.Draw(plotC)
+	f.legend.Draw(legendC)
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return fmt.Errorf("metrics: %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
 }
@@ -128,28 +299,7 @@ func newPlot(title, x, y string, logX bool) *plot.Plot {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
 	return p
-}
-
-// addLine adds one line. An empty series still gets a legend entry, so every
-// run is named in every figure.
-func addLine(p *plot.Plot, xy plotter.XYs, c color.RGBA, name string) error {
-	if len(xy) == 0 {
-		xy = plotter.XYs{}
-	}
-	l, err := plotter.NewLine(xy)
-	if err != nil {
-		return err
-	}
-	l.LineStyle.Color = c
-	l.LineStyle.Width = vg.Points(1.2)
-	if len(xy) > 0 {
-		p.Add(l)
-	}
-	p.Legend.Add(name, l)
-	return nil
 }
 
 // rhoTicks marks ρ axes at 0, 0.5, 1 (fair), 1.5 and the clip value 2.
@@ -203,43 +353,21 @@ func (hourTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// roomForLegend widens the x range so that the legend, drawn in the top
-// right corner, does not hide the lines: by a quarter on a linear axis, by a
-// factor of four on a logarithmic one. The y axis starts at 0.
-func roomForLegend(p *plot.Plot, logX bool) {
+// fitX makes the x range one the axis can draw: a log axis needs 0 < Min
+// < Max, which a run with no jobs or with one slowdown value does not give,
+// and the plotting library panics. The y axis starts at 0.
+func (f *figure) fitX(logX bool) {
+	p := f.p
 	if logX {
-		// A log axis needs 0 < Min < Max; a run with no jobs or with one
-		// slowdown value gives neither, and the plotting library panics.
 		if !(p.X.Min > 0) || math.IsInf(p.X.Min, 0) {
 			p.X.Min = 1
 		}
 		if !(p.X.Max > p.X.Min) || math.IsInf(p.X.Max, 0) {
 			p.X.Max = p.X.Min * 10
 		}
-	}
-	if p.X.Max > p.X.Min {
-		if logX {
-			p.X.Max *= 4
-		} else {
-			p.X.Max += (p.X.Max - p.X.Min) / 4
-		}
+		p.X.Tick.Marker = decadeTicks{}
 	}
 	p.Y.Min = math.Min(p.Y.Min, 0)
-}
-
-func savePlot(p *plot.Plot, path string) error {
-	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, "svg")
-	if err != nil {
-		return fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	return nil
 }
 
 func fileSafe(s string) string {
@@ -393,9 +521,124 @@ func thin(xy plotter.XYs) plotter.XYs {
 	return out
 }
 
+// window returns the last submission of all runs, and where the time
+// axis of the utilization figure ends: the end of the last run, but at
+// most a quarter of the submission window after the last submission, so
+// that a long drain does not squeeze the window into the left of the
+// figure. Both are zero when no run has a job.
+func window(runs []Run) (lastSubmit, cut time.Time) {
+	var first, end time.Time
+	for _, r := range runs {
+		for _, j := range r.Jobs {
+			if first.IsZero() || j.Submit.Before(first) {
+				first = j.Submit
+			}
+			if j.Submit.After(lastSubmit) {
+				lastSubmit = j.Submit
+			}
+		}
+		e := r.End
+		for _, p := range r.Util {
+			if p.At.After(e) {
+				e = p.At
+			}
+		}
+		if e.After(end) {
+			end = e
+		}
+	}
+	if lastSubmit.IsZero() {
+		return time.Time{}, time.Time{}
+	}
+	cut = lastSubmit.Add(lastSubmit.Sub(first) / 4)
+	if end.Before(cut) {
+		cut = end
+	}
+	if !cut.After(lastSubmit) {
+		cut = lastSubmit
+	}
+	return lastSubmit, cut
+}
+
+// shortestOf is the shortest tenant interval length of all runs, 0 when
+// none has intervals.
+func shortestOf(runs []Run) time.Duration {
+	var s time.Duration
+	for _, r := range runs {
+		if l := shortestLength(r.Tenants); l > 0 && (s == 0 || l < s) {
+			s = l
+		}
+	}
+	return s
+}
+
+// fmtLength names an interval length as a reader would: "1 h", "6 h",
+// "30 min", "1 day".
+func fmtLength(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "interval"
+	case d == 24*time.Hour:
+		return "1 day"
+	case d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + " h"
+	case d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + " min"
+	}
+	return d.String()
+}
+
+// decadeTicks marks a logarithmic axis at every power of ten, labelled 1,
+// 10, 100, then 10³, 10⁴ …, with unlabelled ticks at 2…9 times each.
+type decadeTicks struct{}
+
+// Ticks returns the ticks of [lo, hi], for 0 < lo < hi; none otherwise.
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)) && len(ts) < 400; e++ {
+		base := math.Pow(10, e)
+		for m := 1.0; m <= 9; m++ {
+			v := m * base
+			if v < lo*(1-1e-12) || v > hi*(1+1e-12) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 {
+				t.Label = powerOfTen(int(e))
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// powerOfTen writes 10^e as a reader expects on an axis: 0.1, 1, 10, 100,
+// then 10³ and up (10⁻² and down).
+func powerOfTen(e int) string {
+	if e >= -1 && e <= 2 {
+		return strconv.FormatFloat(math.Pow(10, float64(e)), 'f', -1, 64)
+	}
+	const sup = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	digits := []rune(sup)
+	var b strings.Builder
+	b.WriteString("10")
+	if e < 0 {
+		b.WriteRune('⁻')
+		e = -e
+	}
+	for _, c := range strconv.Itoa(e) {
+		b.WriteRune(digits[c-'0'])
+	}
+	return b.String()
+}
+
 // utilSeries averages occupancy into at most maxPoints equal time buckets
-// over [first point, End or last point], each plotted at its midpoint.
-func utilSeries(r Run, origin time.Time) plotter.XYs {
+// over [first point, End or last point], or [first point, cut] when cut
+// is not zero and comes before, each plotted at its midpoint.
+func utilSeries(r Run, origin, cut time.Time) plotter.XYs {
 	pts := slices.Clone(r.Util)
 	slices.SortStableFunc(pts, cmpUtil)
 	if len(pts) == 0 {
@@ -404,6 +647,9 @@ func utilSeries(r Run, origin time.Time) plotter.XYs {
 	start, end := pts[0].At, r.End
 	if end.IsZero() || !end.After(pts[len(pts)-1].At) {
 		end = pts[len(pts)-1].At
+	}
+	if !cut.IsZero() && cut.Before(end) {
+		end = cut
 	}
 	span := end.Sub(start)
 	if span <= 0 {
@@ -414,8 +660,11 @@ func utilSeries(r Run, origin time.Time) plotter.XYs {
 	used := make([]float64, nb)
 	capa := make([]float64, nb)
 	for i, p := range pts {
+		if !p.At.Before(end) {
+			break
+		}
 		next := end
-		if i+1 < len(pts) {
+		if i+1 < len(pts) && pts[i+1].At.Before(end) {
 			next = pts[i+1].At
 		}
 		a, b := float64(p.At.Sub(start)), float64(next.Sub(start))

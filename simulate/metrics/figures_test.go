@@ -131,7 +131,7 @@ func TestWriteFiguresDuplicatePolicy(t *testing.T) {
 
 func TestUtilSeries(t *testing.T) {
 	r := Run{Util: []UtilPoint{{At: at(0), Used: 4, Capacity: 8}, {At: at(1800), Used: 8, Capacity: 8}}, End: at(3600)}
-	xy := utilSeries(r, at(0))
+	xy := utilSeries(r, at(0), time.Time{})
 	// Two points, so two buckets of 30 min: 0.5 then 1.
 	if len(xy) != 2 || !near(xy[0].Y, 0.5) || !near(xy[1].Y, 1) || !near(xy[0].X, 0.25) {
 		t.Fatalf("utilSeries = %v", xy)
@@ -141,7 +141,7 @@ func TestUtilSeries(t *testing.T) {
 	for i := range 3000 {
 		pts = append(pts, UtilPoint{At: at(i), Used: i % 2, Capacity: 1})
 	}
-	xy = utilSeries(Run{Util: pts, End: at(3000)}, at(0))
+	xy = utilSeries(Run{Util: pts, End: at(3000)}, at(0), time.Time{})
 	if len(xy) != maxPoints {
 		t.Fatalf("%d points, want %d", len(xy), maxPoints)
 	}

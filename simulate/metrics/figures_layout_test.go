@@ -1,0 +1,201 @@
+package metrics
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// No two of the first 24 lines of a figure share colour and dash pattern,
+// so that 8 policies or up to 24 tenants are told apart; the 25th repeats
+// the first.
+func TestRunStylesAreDistinct(t *testing.T) {
+	key := func(i int) string { s := RunStyle(i); return fmt.Sprint(s.Color, s.Dashes) }
+	seen := map[string]int{}
+	for i := range 24 {
+		if j, ok := seen[key(i)]; ok {
+			t.Errorf("lines %d and %d look alike: %s", j, i, key(i))
+		}
+		seen[key(i)] = i
+	}
+	if key(24) != key(0) {
+		t.Errorf("line 24 is %s, want line 0's %s", key(24), key(0))
+	}
+}
+
+// figureNamed returns the figure of file among figs.
+func figureNamed(t *testing.T, figs []*figure, file string) *figure {
+	t.Helper()
+	for _, f := range figs {
+		if f.file == file {
+			return f
+		}
+	}
+	t.Fatalf("no figure %s", file)
+	return nil
+}
+
+// hasLegendEntry reports whether an entry of f's legend starts with prefix.
+func hasLegendEntry(f *figure, prefix string) bool {
+	var found bool
+	for _, e := range legendTexts(f) {
+		found = found || strings.HasPrefix(e, prefix)
+	}
+	return found
+}
+
+var svgText = regexp.MustCompile(`<text x="([-0-9.e]+)"[^>]*>([^<]*)</text>`)
+
+// legendTexts writes f as SVG and returns its texts.
+func legendTexts(f *figure) []string {
+	c := vgsvg.New(figureWidth, figureHeight)
+	dc := draw.New(c)
+	_, legendC := f.layout(dc)
+	f.legend.Draw(legendC)
+	var b strings.Builder
+	c.WriteTo(&b)
+	var out []string
+	for _, m := range svgText.FindAllStringSubmatch(b.String(), -1) {
+		out = append(out, m[2])
+	}
+	return out
+}
+
+// Every figure's legend is drawn to the right of its data, and every run
+// is named there.
+func TestFigureLegendsBesideTheData(t *testing.T) {
+	runs := twoRuns()
+	dir := t.TempDir()
+	if err := WriteFigures(dir, runs...); err != nil {
+		t.Fatal(err)
+	}
+	figs, err := buildFigures(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		dc := draw.New(vgsvg.New(figureWidth, figureHeight))
+		plotC, legendC := f.layout(dc)
+		data := f.p.DataCanvas(plotC)
+		if !(data.Max.X < legendC.Min.X) {
+			t.Errorf("%s: data end at x = %v, legend starts at %v", f.file, data.Max.X, legendC.Min.X)
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, f.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, m := range svgText.FindAllStringSubmatch(string(svg), -1) {
+			x, _ := strconv.ParseFloat(m[1], 64)
+			if x >= float64(legendC.Min.X) {
+				names[m[2]] = true
+			}
+		}
+		want := []string{runs[0].Policy, runs[1].Policy}
+		if strings.HasPrefix(f.file, "tenant_rho_") {
+			want = []string{"x", "y"}
+		}
+		for _, n := range want {
+			if !names[n] {
+				t.Errorf("%s: %q is not in the legend beside the data (texts there: %v)", f.file, n, names)
+			}
+		}
+	}
+}
+
+func TestRhoJobFigureMarksTheThresholdAndEndsAtTheClip(t *testing.T) {
+	figs, err := buildFigures(twoRuns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figureNamed(t, figs, RhoJobCDFSVG)
+	if f.p.X.Min != 0 || f.p.X.Max != rhoClip {
+		t.Errorf("x axis [%v, %v], want [0, %v]: it ends at the last bucket", f.p.X.Min, f.p.X.Max, rhoClip)
+	}
+	if !hasLegendEntry(f, "ρ_job = 0.95") {
+		t.Errorf("the 0.95 threshold is not named in the legend: %v", legendTexts(f))
+	}
+}
+
+func TestFiguresNameTheirIntervalLength(t *testing.T) {
+	runs := twoRuns() // hour-long tenant intervals
+	figs, err := buildFigures(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{TenantRhoSVG, "tenant_rho_astraea.svg"} {
+		if title := figureNamed(t, figs, file).p.Title.Text; !strings.Contains(title, "1 h") {
+			t.Errorf("%s: title %q does not name the 1 h interval", file, title)
+		}
+	}
+}
+
+// The utilization figure covers the submission window and at most a
+// quarter of its length after it, shaded: a long drain is cut, a short
+// one shown whole.
+func TestUtilizationFigureShowsTheWindow(t *testing.T) {
+	run := func(end int) Run {
+		return Run{Policy: "p",
+			Jobs: []JobRecord{{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(end), Run: time.Duration(end) * time.Second, Rho: 1},
+				{ID: "b", Tenant: "x", GPUs: 1, Submit: at(4 * 3600), FirstStart: at(4 * 3600), End: at(4*3600 + 60), Run: time.Minute, Rho: 1}},
+			Util: []UtilPoint{{At: at(0), Used: 1, Capacity: 2}, {At: at(end), Used: 0, Capacity: 2}},
+			End:  at(end),
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		end  int     // seconds
+		want float64 // hours where the axis ends
+	}{
+		{"a drain of 36 h is cut an hour after the 4 h window", 40 * 3600, 5},
+		{"a drain of 30 min is shown whole", 4*3600 + 1800, 4.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			figs, err := buildFigures([]Run{run(tc.end)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := figureNamed(t, figs, UtilizationSVG)
+			if f.p.X.Max != tc.want {
+				t.Errorf("x axis ends at %v h, want %v", f.p.X.Max, tc.want)
+			}
+			if !hasLegendEntry(f, "after last submission") {
+				t.Errorf("the drain is not shaded and named: %v", legendTexts(f))
+			}
+			xy := utilSeries(run(tc.end), at(0), at(int(tc.want*3600)))
+			if last := xy[len(xy)-1].X; last > tc.want {
+				t.Errorf("the series runs on to %v h, past the axis", last)
+			}
+		})
+	}
+}
+
+func TestDecadeTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (decadeTicks{}).Ticks(1, 5000) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "1 10 100 10³" {
+		t.Errorf("labels %q, want 1 10 100 10³", got)
+	}
+	for _, r := range [][2]float64{{0, 10}, {10, 1}, {-1, 10}} {
+		if ts := (decadeTicks{}).Ticks(r[0], r[1]); len(ts) > 0 {
+			t.Errorf("ticks of [%v, %v]: %v, want none", r[0], r[1], ts)
+		}
+	}
+	if got := powerOfTen(-3); got != "10⁻³" {
+		t.Errorf("powerOfTen(-3) = %q", got)
+	}
+	var _ plot.Ticker = decadeTicks{}
+}
