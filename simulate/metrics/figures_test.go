@@ -260,25 +260,25 @@ func TestHourTicksAtTheStepLimit(t *testing.T) {
 	}
 }
 
-func TestRoomForLegend(t *testing.T) {
+func TestFitX(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
 		logX             bool
 		min, max         float64
 		wantMin, wantMax float64
 	}{
-		{"a linear axis grows by a quarter", false, 2, 10, 2, 12},
-		{"a log axis grows four times", true, 0.5, 8, 0.5, 32},
-		{"a log axis from 0 starts at 1", true, 0, 8, 1, 32},
-		{"an empty log axis spans 1 to 10, then 40", true, 0, 0, 1, 40},
+		{"a linear axis keeps its range", false, 2, 10, 2, 10},
+		{"a log axis keeps a valid range", true, 0.5, 8, 0.5, 8},
+		{"a log axis from 0 starts at 1", true, 0, 8, 1, 8},
+		{"an empty log axis spans 1 to 10", true, 0, 0, 1, 10},
 		{"an empty linear axis stays", false, 3, 3, 3, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := plot.New()
-			p.X.Min, p.X.Max, p.Y.Min = tc.min, tc.max, 0.5
-			roomForLegend(p, tc.logX)
-			if p.X.Min != tc.wantMin || p.X.Max != tc.wantMax || p.Y.Min != 0 {
-				t.Errorf("x [%v, %v], y from %v; want x [%v, %v], y from 0", p.X.Min, p.X.Max, p.Y.Min, tc.wantMin, tc.wantMax)
+			f := newFigure("f.svg", "", "", "", tc.logX)
+			f.p.X.Min, f.p.X.Max, f.p.Y.Min = tc.min, tc.max, 0.5
+			f.fitX(tc.logX)
+			if f.p.X.Min != tc.wantMin || f.p.X.Max != tc.wantMax || f.p.Y.Min != 0 {
+				t.Errorf("x [%v, %v], y from %v; want x [%v, %v], y from 0", f.p.X.Min, f.p.X.Max, f.p.Y.Min, tc.wantMin, tc.wantMax)
 			}
 		})
 	}

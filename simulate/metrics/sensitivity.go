@@ -22,8 +22,9 @@ type Curve struct {
 }
 
 // WriteSensitivity writes an SVG figure to path (its directory created if
-// needed): one line with markers per curve, coloured in the order given
-// (RunColor), its range shaded in the same colour. A curve with more X
+// needed): one line with markers per curve, styled in the order given
+// (RunStyle), its range shaded in the same colour, the legend beside the
+// plot. A curve with more X
 // than Y values or fewer is an error, and nothing is written.
 func WriteSensitivity(path, title, xLabel, yLabel string, curves ...Curve) error {
 	for _, c := range curves {
@@ -31,7 +32,7 @@ func WriteSensitivity(path, title, xLabel, yLabel string, curves ...Curve) error
 			return fmt.Errorf("metrics: %s: curve %q has %d x and %d y values", path, c.Name, len(c.X), len(c.Y))
 		}
 	}
-	p := newPlot(title, xLabel, yLabel, false)
+	f := newFigure(filepath.Base(path), title, xLabel, yLabel, false)
 	for i, b := range curves {
 		c := RunColor(i)
 		if shaded(b) {
@@ -48,13 +49,13 @@ func WriteSensitivity(path, title, xLabel, yLabel string, curves ...Curve) error
 			}
 			area.Color = color.RGBA{c.R, c.G, c.B, 64}
 			area.LineStyle.Width = 0
-			p.Add(area)
+			f.p.Add(area)
 		}
 		xy := make(plotter.XYs, len(b.X))
 		for k := range b.X {
 			xy[k] = plotter.XY{X: b.X[k], Y: b.Y[k].Mean}
 		}
-		if err := addLine(p, xy, c, b.Name); err != nil {
+		if err := f.addLine(xy, RunStyle(i), b.Name); err != nil {
 			return fmt.Errorf("metrics: %s: %w", path, err)
 		}
 		if len(xy) > 0 {
@@ -64,14 +65,14 @@ func WriteSensitivity(path, title, xLabel, yLabel string, curves ...Curve) error
 			}
 			pts.GlyphStyle.Color = c
 			pts.GlyphStyle.Shape = draw.CircleGlyph{}
-			p.Add(pts)
+			f.p.Add(pts)
 		}
 	}
-	roomForLegend(p, false)
+	f.fitX(false)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	return savePlot(p, path)
+	return f.save(path)
 }
 
 // shaded reports whether a curve has a range to draw.
