@@ -17,7 +17,17 @@ func TestRestoreRejectsCraftedSnapshots(t *testing.T) {
 		{"two jobs with one id", func(l *Ledger) { l.jobs.get("a2").id = "a1" }},
 		{"two tenants with one id", func(l *Ledger) { l.tenants[1].id = l.tenants[0].id }},
 		{"a tenant with a negative weight", func(l *Ledger) { l.tenants[0].weight = -1 }},
-		{"a tenant with a negative active-job count", func(l *Ledger) { l.tenants[0].nActive = -1 }},
+		{"a tenant that is its own parent", func(l *Ledger) { l.tenants[0].parent = l.tenants[0] }},
+		{"two tenants each the other's parent", func(l *Ledger) {
+			l.tenants[0].parent, l.tenants[1].parent = l.tenants[1], l.tenants[0]
+		}},
+		{"a tenant with jobs under a tenant with jobs", func(l *Ledger) { l.tenants[1].parent = l.tenants[0] }},
+		{"a tenant in its sibling's kid group", func(l *Ledger) {
+			g := &group{theta: 1, kid: true, n: 1}
+			g.s.set(0, 1, 0, 0)
+			l.tenants[0].kgroups = append(l.tenants[0].kgroups, g)
+			l.tenants[1].pg = g
+		}},
 		{"a finished job without a final state", func(l *Ledger) { l.jobs.get("b1").final = 0 }},
 		{"an active job with a final state", func(l *Ledger) { l.jobs.get("a2").final = Completed }},
 		{"a job in an unknown state", func(l *Ledger) { l.jobs.get("a2").state = finished + 1 }},

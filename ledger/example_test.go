@@ -233,3 +233,35 @@ func ExampleLedger_StartAll() {
 	// c running after the rejected call: false
 	// c running: true
 }
+
+// An organisation's tree under Eq. 8 (DemandAware) on 12 GPUs: ai (weight
+// 2) and ops (weight 1) share the cluster; vision and nlp share ai. nlp
+// needs 1 GPU of its quota of 4, and the 3 it cannot use flow to vision;
+// ops has no work, and its quota is owed to no one.
+func ExampleLedger_AddTenantUnder() {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	l, err := ledger.New(ledger.Config{Mode: ledger.DemandAware, Capacity: 12, Start: start})
+	if err != nil {
+		panic(err)
+	}
+	err = errors.Join(
+		l.AddTenant(start, "ai", 2),
+		l.AddTenant(start, "ops", 1),
+		l.AddTenantUnder(start, "vision", "ai", 1),
+		l.AddTenantUnder(start, "nlp", "ai", 1),
+		l.Submit(start, "v1", "vision", 8, 1),
+		l.Submit(start, "n1", "nlp", 1, 1),
+	)
+	if err != nil {
+		panic(err)
+	}
+	for _, id := range []ledger.TenantID{"ai", "ops", "vision", "nlp"} {
+		info, _ := l.Tenant(id)
+		fmt.Printf("%-6s under %-3q quota %.0f, fair share %.0f GPUs\n", id, info.Parent, info.Quota, info.FairRate)
+	}
+	// Output:
+	// ai     under ""  quota 8, fair share 8 GPUs
+	// ops    under ""  quota 4, fair share 0 GPUs
+	// vision under "ai" quota 4, fair share 7 GPUs
+	// nlp    under "ai" quota 4, fair share 1 GPUs
+}

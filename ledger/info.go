@@ -8,13 +8,15 @@ import (
 // TenantInfo is the current state of a tenant.
 type TenantInfo struct {
 	ID         TenantID
-	Weight     float64 // W_j (the last weight, if removed)
-	Registered bool    // false once removed
-	Demand     GPUs    // Σ demand of its active jobs
-	Alloc      GPUs    // Σ demand of its running jobs
-	ActiveJobs int     // pending or running jobs
-	Quota      float64 // M·W_j/ΣW now, in GPUs (0 once removed)
-	FairRate   float64 // FairShare_j now, in GPUs
+	Weight     float64  // W_j (the last weight, if removed)
+	Registered bool     // false once removed
+	Demand     GPUs     // Σ demand of the active jobs in its subtree
+	Alloc      GPUs     // Σ demand of the running jobs in its subtree
+	ActiveJobs int      // pending or running jobs in its subtree
+	Quota      float64  // its parent's fair share × W_j/ΣW of its siblings now, in GPUs (0 once removed)
+	FairRate   float64  // FairShare_j now, in GPUs
+	Parent     TenantID // "" for a top-level tenant (a child of the cluster)
+	Children   int      // registered children; jobs hang only under a tenant with none
 }
 
 // Tenant returns the current state of a tenant (registered or removed);
@@ -26,7 +28,8 @@ func (l *Ledger) Tenant(id TenantID) (TenantInfo, bool) {
 	}
 	return TenantInfo{
 		ID: tn.id, Weight: tn.weight, Registered: tn.registered, Demand: tn.demand, Alloc: tn.alloc,
-		ActiveJobs: tn.nActive, Quota: l.quota(tn), FairRate: tn.fair,
+		ActiveJobs: tn.nActive, Quota: l.quota(tn), FairRate: l.fairRate(tn),
+		Parent: tn.parent.id, Children: tn.nKids,
 	}, true
 }
 

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"time"
 )
@@ -64,7 +65,7 @@ type Config struct {
 	History  History   // retention policy; zero value Unbounded
 }
 
-// Ledger is the two-level account book. It is not safe for concurrent use;
+// Ledger is the account book of a tree of tenants and their jobs. It is not safe for concurrent use;
 // callers serialize events (queries may run concurrently with each other
 // while no event is applied).
 //
@@ -80,7 +81,7 @@ type Ledger struct {
 	now      int64 // ns since start
 	base     int64 // start of history (Config.Start or last Reset)
 	capacity GPUs
-	sumW     float64 // Σ weights of registered tenants
+	root     *tenant // the cluster: parent of the top-level tenants, fair share M
 	running  GPUs    // Σ demand of running jobs
 	capa     series  // capacity M
 	used     series  // allocated: Σ running demand
@@ -92,28 +93,51 @@ type Ledger struct {
 	batch    []*job // StartAll's and StopAll's records, empty between calls
 }
 
+// tenant is a node of the account tree (see tree.go); the root is the
+// cluster itself and is not indexed.
 type tenant struct {
 	id         TenantID
 	weight     float64
 	registered bool
-	demand     GPUs // Σ demand of active jobs
-	alloc      GPUs // Σ demand of running jobs
-	nActive    int
-	activeW    float64 // Σ weight of active jobs
-	fair       float64 // current FairShare_j
+	parent     *tenant // nil for the root
+	ord        int     // position in Ledger.tenants: children are listed in this order
+	demand     GPUs    // Σ demand of active jobs in the subtree
+	alloc      GPUs    // Σ demand of running jobs in the subtree
+	nActive    int     // active jobs in the subtree
+	own        int     // active jobs of its own (a leaf's)
+	activeW    float64 // Σ weight of its own active jobs
 	s          series  // Alloc_j
-	fs         series  // FairShare_j
+	fs         series  // FairShare_j before segs[0]: history restored from a version 1–3 snapshot
+	segs       []segment
+	pg         *group // its group among its parent's kid groups; nil while its rate is 0
 	groups     []*group
 	groupIx    map[float64]*group // θ = D/w → group of active jobs
+
+	// as a parent
+	kids     []*tenant  // children ever added here, in Ledger.tenants order
+	nKids    int        // registered children
+	kidW     float64    // Σ weights of registered children, rounded from kidSum
+	kidSum   *big.Float // that sum, exact (nil until a child is added)
+	unit     float64    // the x of its kid groups: FairShare / kidW, or the water level (see unitOf)
+	kgroups  []*group
+	kgroupIx map[float64]*group // θ = D/W (+Inf under QuotaShare) → group of children
+	deps     []*tenant          // children whose fair rate something below them follows
+	depIx    int                // index in parent.deps; −1 if not there
 }
 
 // group integrates G_θ(t) = ∫ min(θ, x_j(t)) dt for the active jobs of one
 // tenant sharing θ = demand/weight; x_j = FairShare_j / Σ active weights. A
 // job's fair share is weight × min(θ, x_j), so its integral is weight × ΔG.
+//
+// A kid group is the same for the children of one tenant (or of the root)
+// sharing θ = D/W (+Inf under QuotaShare); x is then the parent's share per
+// unit weight u.
 type group struct {
 	theta float64
-	n     int // active jobs in the group
-	ix    int // index in tenant.groups, -1 once dropped
+	n     int     // active jobs (or registered children) in the group
+	ix    int     // index in tenant.groups (or kgroups), -1 once dropped
+	kid   bool    // a group of children, not of jobs
+	w     float64 // kid group: Σ weight of its members
 	s     series
 }
 
@@ -193,6 +217,7 @@ func New(cfg Config) (*Ledger, error) {
 		start:    cfg.Start.Round(0),
 		capacity: cfg.Capacity,
 		tenantIx: make(map[TenantID]*tenant),
+		root:     newRoot(),
 	}
 	l.refreshCluster(0)
 	return l, nil
@@ -312,54 +337,6 @@ func weightDetail(w float64) string {
 // MaxGPUs bounds a demand or a capacity, so that sums of GPUs never overflow.
 const MaxGPUs GPUs = 1 << 31
 
-// quota is Quota_j = M × W_j / Σ W.
-func (l *Ledger) quota(tn *tenant) float64 {
-	if !tn.registered || l.sumW <= 0 {
-		return 0
-	}
-	return float64(l.capacity) * (tn.weight / l.sumW)
-}
-
-// fairOf computes FairShare_j under the ledger's mode.
-func (l *Ledger) fairOf(tn *tenant) float64 {
-	q := l.quota(tn)
-	if l.mode == DemandAware {
-		return min(float64(tn.demand), q)
-	}
-	return q
-}
-
-// refreshTenant recomputes tenant tn's rates at time t and records them:
-// O(G_j), the number of distinct demand/weight ratios among its active jobs.
-func (l *Ledger) refreshTenant(tn *tenant, t int64) {
-	tb := l.trimBefore()
-	tn.fair = l.fairOf(tn)
-	tn.s.set(t, float64(tn.alloc), l.lam, tb)
-	tn.fs.set(t, tn.fair, l.lam, tb)
-	x := 0.0
-	if tn.nActive > 0 && tn.activeW > 0 {
-		x = tn.fair / tn.activeW
-	}
-	for _, g := range tn.groups {
-		g.s.set(t, min(g.theta, x), l.lam, tb)
-	}
-}
-
-// refreshAll recomputes every tenant: O(T·G).
-func (l *Ledger) refreshAll(t int64) {
-	sum := 0.0
-	for _, tn := range l.tenants {
-		if tn.registered {
-			sum += tn.weight
-		}
-	}
-	l.sumW = sum
-	for _, tn := range l.tenants {
-		l.refreshTenant(tn, t)
-	}
-	l.refreshCluster(t)
-}
-
 func (l *Ledger) refreshCluster(t int64) {
 	tb := l.trimBefore()
 	m, a := float64(l.capacity), float64(l.running)
@@ -407,12 +384,32 @@ func (l *Ledger) forgottenAt(j *job, t int64) bool {
 	return j.state == finished && j.finish < l.beginAt(t)
 }
 
-// AddTenant registers a tenant with weight W_j in [MinWeight, MaxWeight] at
-// time at. Every quota
-// changes (M·W_j/ΣW), so it costs O(T·G). A tenant that was removed may be
-// added again: its accounts continue from its earlier history.
+// AddTenant registers a top-level tenant (a child of the cluster) with
+// weight W_j in [MinWeight, MaxWeight] at time at. It is
+// AddTenantUnder(at, id, "", weight).
 func (l *Ledger) AddTenant(at time.Time, id TenantID, weight float64) error {
-	const op = "AddTenant"
+	return l.addTenant("AddTenant", at, id, "", weight)
+}
+
+// AddTenantUnder registers tenant id with weight W in [MinWeight,
+// MaxWeight] at time at as a
+// child of tenant parent ("" is the cluster, the root of the tree). The
+// parent must be registered and have no active jobs of its own: jobs hang
+// under leaves (ErrTenantBusy otherwise; ErrUnknownTenant for an unknown
+// parent). A tenant that was removed may be added again, under any
+// parent: its accounts continue from its earlier history.
+//
+// The quotas of its new siblings change, and with them the fair rates of
+// everything below them. Their accounts are not rewritten: siblings share
+// one integral per θ-class (see the package documentation), so the cost is
+// O(G) for the parent's classes plus, below each sibling with children or
+// active jobs, the same again; adding a tenant to a flat tree of idle
+// tenants is O(1).
+func (l *Ledger) AddTenantUnder(at time.Time, id, parent TenantID, weight float64) error {
+	return l.addTenant("AddTenantUnder", at, id, parent, weight)
+}
+
+func (l *Ledger) addTenant(op string, at time.Time, id, parent TenantID, weight float64) error {
 	t, err := l.eventTime(op, at, id, "")
 	if err != nil {
 		return err
@@ -424,18 +421,40 @@ func (l *Ledger) AddTenant(at time.Time, id TenantID, weight float64) error {
 	if tn != nil && tn.registered {
 		return &Error{Op: op, Tenant: id, At: at, Err: ErrDuplicateTenant, Detail: "already registered"}
 	}
+	p := l.root
+	if parent != "" {
+		p = l.tenantIx[parent]
+		switch {
+		case parent == id:
+			return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: "a tenant cannot be its own parent"}
+		case p == nil || !p.registered:
+			return &Error{Op: op, Tenant: id, At: at, Err: ErrUnknownTenant, Detail: fmt.Sprintf("parent %q is not registered", parent)}
+		case p.own > 0:
+			return &Error{Op: op, Tenant: id, At: at, Err: ErrTenantBusy, Detail: fmt.Sprintf("parent %q has %d active jobs of its own; jobs hang under leaves", parent, p.own)}
+		}
+	}
+	sum, sumW := p.kidSumWith(weight, 0)
 	l.advanceTo(t)
 	if tn == nil {
-		tn = &tenant{id: id, groupIx: make(map[float64]*group)}
+		tn = &tenant{id: id, ord: len(l.tenants), groupIx: make(map[float64]*group), depIx: -1}
 		l.tenants = append(l.tenants, tn)
 		l.tenantIx[id] = tn
+		tn.s.set(t, 0, l.lam, l.trimBefore())
+	}
+	if tn.parent != p {
+		l.adopt(p, tn)
 	}
 	tn.weight, tn.registered = weight, true
-	l.refreshAll(t)
+	p.nKids++
+	p.kidSum, p.kidW = sum, sumW
+	l.rejoin(tn, t)
+	l.setDep(p)
+	l.cascade(p, t)
 	return nil
 }
 
-// SetTenantWeight changes a registered tenant's weight from at on. O(T·G).
+// SetTenantWeight changes a registered tenant's weight from at on: its
+// quota and its siblings' change. Cost as AddTenantUnder.
 func (l *Ledger) SetTenantWeight(at time.Time, id TenantID, weight float64) error {
 	const op = "SetTenantWeight"
 	t, err := l.eventTime(op, at, id, "")
@@ -449,14 +468,20 @@ func (l *Ledger) SetTenantWeight(at time.Time, id TenantID, weight float64) erro
 	if !validWeight(weight) {
 		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: weightDetail(weight)}
 	}
+	p := tn.parent
+	sum, sumW := p.kidSumWith(weight, tn.weight)
 	l.advanceTo(t)
+	p.kidSum, p.kidW = sum, sumW
 	tn.weight = weight
-	l.refreshAll(t)
+	l.rejoin(tn, t)
+	l.cascade(p, t)
 	return nil
 }
 
-// RemoveTenant unregisters a tenant with no active job: from at on it has no
-// quota and its weight leaves ΣW. Its past stays queryable. O(T·G).
+// RemoveTenant unregisters a tenant with no active job and no registered
+// child (ErrTenantBusy otherwise): from at on it has no quota and its
+// weight leaves its siblings' ΣW. Its past stays queryable. Cost as
+// AddTenantUnder.
 func (l *Ledger) RemoveTenant(at time.Time, id TenantID) error {
 	const op = "RemoveTenant"
 	t, err := l.eventTime(op, at, id, "")
@@ -470,15 +495,24 @@ func (l *Ledger) RemoveTenant(at time.Time, id TenantID) error {
 	if tn.nActive > 0 {
 		return &Error{Op: op, Tenant: id, At: at, Err: ErrTenantBusy, Detail: fmt.Sprintf("%d active jobs", tn.nActive)}
 	}
+	if tn.nKids > 0 {
+		return &Error{Op: op, Tenant: id, At: at, Err: ErrTenantBusy, Detail: fmt.Sprintf("%d registered children", tn.nKids)}
+	}
 	l.advanceTo(t)
+	p := tn.parent
 	tn.registered = false
-	l.refreshAll(t)
+	p.nKids--
+	p.kidSum, p.kidW = p.kidSumWith(0, tn.weight)
+	l.rejoin(tn, t)
+	l.setDep(tn)
+	l.setDep(p)
+	l.cascade(p, t)
 	return nil
 }
 
 // SetCapacity changes the cluster capacity M from at on (nodes added,
 // drained or failed). Running jobs are not stopped: the caller stops what no
-// longer fits. O(T·G).
+// longer fits. Cost as AddTenantUnder at the root.
 func (l *Ledger) SetCapacity(at time.Time, m GPUs) error {
 	const op = "SetCapacity"
 	t, err := l.eventTime(op, at, "", "")
@@ -490,15 +524,19 @@ func (l *Ledger) SetCapacity(at time.Time, m GPUs) error {
 	}
 	l.advanceTo(t)
 	l.capacity = m
-	l.refreshAll(t)
+	l.cascade(l.root, t)
+	l.refreshCluster(t)
 	return nil
 }
 
 // Submit records a new active (pending) job of a registered tenant with gang
 // demand in [1, MaxGPUs] and weight in [MinWeight, MaxWeight] inside its
-// tenant. O(G_j) plus O(log G_j)
-// for the group lookup: the tenant's x_j changes, so each of its θ-groups
-// gets a breakpoint; never O(jobs).
+// tenant. Jobs hang under leaves: a tenant with registered children
+// refuses it with ErrTenantBusy. O(G_j) plus O(log G_j) for the group
+// lookup: the tenant's x_j changes, so each of its θ-groups gets a
+// breakpoint; never O(jobs). Under DemandAware the demand of every
+// ancestor changes too, and with it their fair rates (see AddTenantUnder
+// for what that costs below each).
 func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, weight float64) error {
 	const op = "Submit"
 	t, err := l.eventTime(op, at, tenantID, id)
@@ -512,6 +550,10 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	if tn == nil || !tn.registered {
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrUnknownTenant}
 	}
+	if tn.nKids > 0 {
+		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrTenantBusy,
+			Detail: fmt.Sprintf("%d registered children; jobs hang under leaves", tn.nKids)}
+	}
 	if demand <= 0 || demand > MaxGPUs {
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: fmt.Sprintf("demand %d outside [1, %d]", demand, MaxGPUs)}
 	}
@@ -522,11 +564,15 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	j := newJob(id)
 	j.tn, j.demand, j.weight, j.state, j.submit = tn, demand, weight, pending, t
 	l.jobs.put(j)
-	tn.demand += demand
-	tn.nActive++
+	for a := tn; a != l.root; a = a.parent {
+		a.demand += demand
+		a.nActive++
+	}
+	tn.own++
 	tn.activeW += weight
 	l.join(j, t, 0)
-	l.refreshTenant(tn, t)
+	l.setDep(tn)
+	l.demandChanged(tn, t)
 	return nil
 }
 
@@ -560,13 +606,19 @@ func (l *Ledger) leave(j *job) {
 	if g.n > 0 {
 		return
 	}
-	last := len(tn.groups) - 1
-	tn.groups[g.ix] = tn.groups[last]
-	tn.groups[g.ix].ix = g.ix
-	tn.groups[last] = nil
-	tn.groups = tn.groups[:last]
-	delete(tn.groupIx, g.theta)
+	tn.groups = dropGroup(tn.groups, tn.groupIx, g)
+}
+
+// dropGroup removes empty group g from list and its index, and returns
+// the list.
+func dropGroup(list []*group, ix map[float64]*group, g *group) []*group {
+	last := len(list) - 1
+	list[g.ix] = list[last]
+	list[g.ix].ix = g.ix
+	list[last] = nil
+	delete(ix, g.theta)
 	g.ix = -1
+	return list[:last]
 }
 
 func (l *Ledger) activeJob(op string, at time.Time, id JobID) (int64, *job, error) {
@@ -629,7 +681,7 @@ func (l *Ledger) SetJobWeight(at time.Time, id JobID, weight float64) error {
 	j.tn.activeW += weight - j.weight
 	j.weight = weight
 	l.join(j, t, v)
-	l.refreshTenant(j.tn, t)
+	l.refreshJobs(j.tn, t)
 	return nil
 }
 
@@ -668,19 +720,21 @@ func (l *Ledger) Stop(at time.Time, id JobID) error {
 
 func (l *Ledger) setRunning(j *job, t int64, on bool) {
 	tb := l.trimBefore()
-	tn := j.tn
+	d := j.demand
 	if on {
 		j.state = running
-		tn.alloc += j.demand
-		l.running += j.demand
-		j.alloc.set(t, float64(j.demand), l.lam, tb)
+		l.running += d
+		j.alloc.set(t, float64(d), l.lam, tb)
 	} else {
 		j.state = pending
-		tn.alloc -= j.demand
-		l.running -= j.demand
+		d = -d
+		l.running += d
 		j.alloc.set(t, 0, l.lam, tb)
 	}
-	tn.s.set(t, float64(tn.alloc), l.lam, tb)
+	for a := j.tn; a.parent != nil; a = a.parent {
+		a.alloc += d
+		a.s.set(t, float64(a.alloc), l.lam, tb)
+	}
 	// Only the allocation moved: capacity's series needs no look, and the
 	// over-allocation's only if there is or was some.
 	a := float64(l.running)
@@ -711,17 +765,21 @@ func (l *Ledger) Finish(at time.Time, id JobID, s FinalState) error {
 	j.finalFair = l.jobFairAt(j, t)
 	l.leave(j)
 	tn := j.tn
-	tn.demand -= j.demand
-	tn.nActive--
+	for a := tn; a != l.root; a = a.parent {
+		a.demand -= j.demand
+		a.nActive--
+	}
+	tn.own--
 	tn.activeW -= j.weight
-	if tn.nActive == 0 {
+	if tn.own == 0 {
 		tn.activeW = 0 // no drift left behind by float sums
 	}
 	j.state, j.final, j.finish = finished, s, t
 	if l.hist.kind == histTrailing {
 		l.done = append(l.done, j)
 	}
-	l.refreshTenant(tn, t)
+	l.setDep(tn)
+	l.demandChanged(tn, t)
 	return nil
 }
 
@@ -797,10 +855,14 @@ func (l *Ledger) Reset(at time.Time) error {
 		}
 	}
 	l.done = slices.DeleteFunc(l.done, func(j *job) bool { return j.finish < t })
-	for _, tn := range l.tenants {
+	for _, tn := range append([]*tenant{l.root}, l.tenants...) {
 		tn.s.trim(t, l.lam)
 		tn.fs.trim(t, l.lam)
+		tn.segs = trimSegs(tn.segs, t)
 		for _, g := range tn.groups {
+			g.s.trim(t, l.lam)
+		}
+		for _, g := range tn.kgroups {
 			g.s.trim(t, l.lam)
 		}
 	}
@@ -809,12 +871,7 @@ func (l *Ledger) Reset(at time.Time) error {
 		if j.grp == nil {
 			continue
 		}
-		// segments wholly before t are no longer needed
-		k := 0
-		for k+1 < len(j.segs) && j.segs[k+1].from <= t {
-			k++
-		}
-		j.segs = j.segs[k:]
+		j.segs = trimSegs(j.segs, t)
 	}
 	l.capa.trim(t, l.lam)
 	l.used.trim(t, l.lam)

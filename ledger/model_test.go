@@ -43,6 +43,8 @@ type model struct {
 	feasible bool  // Σ running demand ≤ M after every accepted event so far
 	window   int64 // trailing window in ns, 0 if none
 	snaps    int
+	tree     bool       // tenants are added under random parents
+	pool     []TenantID // the tenant ids events draw from
 }
 
 func kindOf(err error) oracle.Kind {
@@ -85,7 +87,21 @@ func newModel(t *rapid.T) *model {
 		t.Fatal(err)
 	}
 	lazy, _ := New(cfg)
-	return &model{l: l, lazy: lazy, o: oracle.New(mode == QuotaShare, capacity, window, halfLife), maxCap: capacity, feasible: true, window: window}
+	return &model{l: l, lazy: lazy, o: oracle.New(mode == QuotaShare, capacity, window, halfLife), maxCap: capacity, feasible: true, window: window, pool: tenantPool}
+}
+
+// treePool is the tenant ids of the tree model: enough for trees four
+// levels deep beside other branches.
+var treePool = []TenantID{"ta", "tb", "tc", "td", "te", "tf"}
+
+// newTreeModel is newModel with tenants added under random parents (the
+// cluster or another tenant of the pool), so the ledger and the oracle see
+// trees of random shape: deep chains, wide levels, tenants moved under a
+// new parent when added again after their removal.
+func newTreeModel(t *rapid.T) *model {
+	m := newModel(t)
+	m.tree, m.pool = true, treePool
+	return m
 }
 
 func (m *model) at(ns int64) time.Time { return t0.Add(time.Duration(ns)) }
@@ -123,13 +139,19 @@ func (m *model) event(t *rapid.T) {
 func (m *model) oneEvent(t *rapid.T) {
 	at := m.drawTime(t)
 	when := m.at(at)
-	tn := rapid.SampledFrom(tenantPool).Draw(t, "tenant")
+	tn := rapid.SampledFrom(m.pool).Draw(t, "tenant")
 	jb := rapid.SampledFrom(jobPool).Draw(t, "job")
 	var apply func(*Ledger) error
 	var want oracle.Kind
 	switch kind := rapid.IntRange(0, 14).Draw(t, "event"); kind {
 	case 0, 1:
 		w := drawWeight(t, "tenant weight")
+		if m.tree {
+			parent := rapid.SampledFrom(append([]TenantID{"", ""}, m.pool...)).Draw(t, "parent")
+			apply = func(l *Ledger) error { return l.AddTenantUnder(when, tn, parent, w) }
+			want = m.o.AddTenantUnder(at, string(tn), string(parent), w)
+			break
+		}
 		apply = func(l *Ledger) error { return l.AddTenant(when, tn, w) }
 		want = m.o.AddTenant(at, string(tn), w)
 	case 2:
@@ -378,13 +400,15 @@ func (m *model) check(t *rapid.T) {
 			t.Fatalf("view ahead of %s: %+v, account %+v", id, ahAcct, ahWant)
 		}
 		info, ok := m.l.Tenant(tn)
-		if !ok || info.Registered != m.o.Registered(id) || info.ID != tn {
-			t.Fatalf("Tenant(%s) = %+v, oracle registered %v", id, info, m.o.Registered(id))
+		if !ok || info.Registered != m.o.Registered(id) || info.ID != tn || info.Parent != TenantID(m.o.Parent(id)) {
+			t.Fatalf("Tenant(%s) = %+v, oracle registered %v under %q", id, info, m.o.Registered(id), m.o.Parent(id))
 		}
 		r, _ := view.TenantFairRate(tn)
 		or, _ := m.o.TenantFairRate(id)
 		m.close(t, "tenant rate "+id, r, or, 1)
-		sumRate += r
+		if info.Parent == "" {
+			sumRate += r // the top level shares M
+		}
 		if m.o.Registered(id) {
 			anyRegistered = true
 		}
@@ -459,7 +483,14 @@ func (m *model) check(t *rapid.T) {
 	}
 }
 
-func TestModelAgainstOracle(t *testing.T) {
+// TestTreeModelAgainstOracle is TestModelAgainstOracle on trees of random
+// shape: every tenant, interior or leaf, and every job agrees with the
+// oracle's recursive definition over random windows.
+func TestTreeModelAgainstOracle(t *testing.T) { runModel(t, newTreeModel) }
+
+func TestModelAgainstOracle(t *testing.T) { runModel(t, newModel) }
+
+func runModel(t *testing.T, newModel func(*rapid.T) *model) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := newModel(t)
 		t.Repeat(map[string]func(*rapid.T){

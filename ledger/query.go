@@ -40,13 +40,7 @@ func (l *Ledger) jobFairAt(j *job, t int64) float64 {
 			return 0
 		}
 	}
-	s := &j.segs[k]
-	f := l.lam.factor(t - s.from)
-	v := s.base*f + s.w*(s.g.s.at(t, l.lam)-s.gFrom*f)
-	if v < 0 {
-		return 0
-	}
-	return v
+	return j.segs[k].at(t, l.lam)
 }
 
 // window validates a query window and converts it to nanoseconds.
@@ -69,7 +63,7 @@ func (l *Ledger) window(op string, tn TenantID, j JobID, from, to time.Time) (in
 
 func (l *Ledger) tenantWindow(tn *tenant, f, t int64) Account {
 	a := l.lam.window(tn.s.at(f, l.lam), tn.s.at(t, l.lam), f, t)
-	fr := l.lam.window(tn.fs.at(f, l.lam), tn.fs.at(t, l.lam), f, t)
+	fr := l.lam.window(l.tenantFairAt(tn, f), l.tenantFairAt(tn, t), f, t)
 	return account(a, fr)
 }
 
@@ -220,7 +214,7 @@ func (v View) TenantFairRate(id TenantID) (float64, bool) {
 	if tn == nil {
 		return 0, false
 	}
-	return tn.fair, true
+	return v.l.fairRate(tn), true
 }
 
 // JobFairRate returns the job's current fair share min(D_i, FairShare_j·w_i/Σw)

@@ -12,38 +12,45 @@ import (
 	"time"
 )
 
-// Snapshot encoding, version 3. All integers are little-endian.
+// Snapshot encoding, version 4. All integers are little-endian.
 //
 //	magic   [8]byte  "ASTRLDGR"
-//	version uint16   3
+//	version uint16   4
 //	length  uint64   payload length in bytes
 //	payload [length]byte
 //	crc     uint32   CRC-32C (Castagnoli) of everything before it
 //
 // The payload is a sequence of unsigned and signed varints, float64 bit
 // patterns (8 bytes) and length-prefixed strings: the configuration, the
-// clock, the cluster series (capacity, allocated, over-allocation), the tenants in
-// registration order (each with its Alloc and FairShare series), the
-// θ-groups, and the jobs in id order, each with its breakpoints. A series is
-// its breakpoint count and, per breakpoint, the time delta, the value and the
-// rate. Encoding is deterministic: equal ledgers give equal bytes.
+// clock, the cluster series (capacity, allocated, over-allocation), the
+// tenants in the order first added (each with its parent, weights, Alloc
+// series and fair-share segments), the θ-groups (of jobs and of children,
+// each with its owner), each node's lists of current groups, and the jobs
+// in id order, each with its breakpoints and segments. A series is its
+// breakpoint count and, per breakpoint, the time delta, the value and the
+// rate. What follows from the jobs and the tree (demands, allocations,
+// counts, shares per unit weight) is derived on restore, not stored.
+// Encoding is deterministic: equal ledgers give equal bytes.
 //
-// Version 2 differed only in its third cluster series: idle GPUs,
-// max(0, M − allocated), where version 3 keeps max(0, allocated − M), the
-// GPUs allocated beyond capacity, from which idle time follows (see
+// Version 3 had no tree: every tenant was the cluster's child and kept its
+// FairShare as a series of its own, which every quota change extended (so
+// n tenants joining one by one left n² breakpoints). Version 2 differed
+// from 3 only in its third cluster series: idle GPUs, max(0, M −
+// allocated), where version 3 keeps max(0, allocated − M), the GPUs
+// allocated beyond capacity, from which idle time follows (see
 // overFromIdle). Version 1 also kept capacity and allocation in one series
 // of breakpoints with two values and two rates, and a tenant's Alloc and
-// FairShare likewise. Restore still reads both: it splits each two-rate
-// series in two and derives the over-allocation from the idle series, so
-// old snapshots migrate on their first load and are written back as
-// version 3.
+// FairShare likewise. Restore still reads all three: a tenant's old
+// FairShare series stays as its history before Now() and its segments
+// start there, so old snapshots migrate on their first load and are
+// written back as version 4.
 //
 // A decoder rejects bad magic, length or checksum, and any inconsistency
-// found by Check, with ErrCorruptSnapshot; a version other than 1 to 3 with
+// found by Check, with ErrCorruptSnapshot; a version other than 1 to 4 with
 // ErrSnapshotVersion.
 const (
 	snapMagic   = "ASTRLDGR"
-	snapVersion = 3
+	snapVersion = 4
 	snapHeader  = len(snapMagic) + 2 + 8
 )
 
@@ -89,66 +96,117 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e.i(l.now)
 	e.i(l.base)
 	e.i(int64(l.capacity))
-	e.f(l.sumW)
+	e.f(l.root.kidW) // not read back: restore sums the weights afresh
 	e.i(int64(l.running))
 	e.series(&l.capa, l.lam)
 	e.series(&l.used, l.lam)
 	e.series(&l.over, l.lam)
 
-	tix := make(map[*tenant]int, len(l.tenants))
-	e.u(uint64(len(l.tenants)))
+	// Nodes are numbered 0 for the root and k+1 for l.tenants[k].
+	nix := make(map[*tenant]int, len(l.tenants)+1)
+	nix[l.root] = 0
 	for k, tn := range l.tenants {
-		tix[tn] = k
-		e.s(string(tn.id))
-		e.f(tn.weight)
-		e.bool(tn.registered)
-		e.i(int64(tn.demand))
-		e.i(int64(tn.alloc))
-		e.u(uint64(tn.nActive))
-		e.f(tn.activeW)
-		e.f(tn.fair)
-		e.series(&tn.s, l.lam)
-		e.series(&tn.fs, l.lam)
+		nix[tn] = k + 1
 	}
 	jobs := l.jobs.all()
 	slices.SortFunc(jobs, func(a, b *job) int { return cmp.Compare(a.id, b.id) })
 	gix := make(map[*group]int)
 	var groups []*group
-	gtn := make(map[*group]*tenant)
-	addGroup := func(g *group, tn *tenant) {
+	type owner struct {
+		n   *tenant
+		kid bool
+	}
+	gown := make(map[*group]owner)
+	addGroup := func(g *group, n *tenant, kid bool) {
 		if _, ok := gix[g]; !ok {
 			gix[g] = len(groups)
 			groups = append(groups, g)
-			gtn[g] = tn
+			gown[g] = owner{n, kid}
+		}
+	}
+	nodes := append([]*tenant{l.root}, l.tenants...)
+	for _, n := range nodes {
+		for _, g := range n.groups {
+			addGroup(g, n, false)
+		}
+		for _, g := range n.kgroups {
+			addGroup(g, n, true)
 		}
 	}
 	for _, tn := range l.tenants {
-		for _, g := range tn.groups {
-			addGroup(g, tn)
+		for _, s := range tn.segs {
+			if s.g != nil {
+				addGroup(s.g, tn.parent, true)
+			}
 		}
 	}
 	for _, j := range jobs {
 		for _, s := range j.segs {
-			addGroup(s.g, j.tn)
+			addGroup(s.g, j.tn, false)
 		}
+	}
+	segs := func(ss []segment) {
+		e.u(uint64(len(ss)))
+		prev := int64(0)
+		for _, s := range ss {
+			e.i(s.from - prev)
+			prev = s.from
+			if s.g == nil {
+				e.u(0)
+			} else {
+				e.u(uint64(gix[s.g]) + 1)
+			}
+			e.f(s.w)
+			e.f(s.base)
+			e.f(s.gFrom)
+		}
+	}
+	ref := func(g *group) {
+		if g == nil {
+			e.u(0)
+		} else {
+			e.u(uint64(gix[g]) + 1)
+		}
+	}
+	e.u(uint64(len(l.tenants)))
+	for _, tn := range l.tenants {
+		e.s(string(tn.id))
+		e.u(uint64(nix[tn.parent]))
+		e.f(tn.weight)
+		e.bool(tn.registered)
+		e.f(tn.activeW)
+		e.series(&tn.s, l.lam)
+		e.series(&tn.fs, l.lam)
+		segs(tn.segs)
+		ref(tn.pg)
 	}
 	e.u(uint64(len(groups)))
 	for _, g := range groups {
-		e.u(uint64(tix[gtn[g]]))
-		e.f(g.theta)
+		o := gown[g]
+		e.u(uint64(nix[o.n]))
+		e.bool(o.kid)
+		if math.IsInf(g.theta, 1) {
+			e.f(0) // QuotaShare's kid groups: θ = +Inf, which the format keeps as 0
+		} else {
+			e.f(g.theta)
+		}
 		e.u(uint64(g.n))
 		e.series(&g.s, l.lam)
 	}
-	for _, tn := range l.tenants {
-		e.u(uint64(len(tn.groups)))
-		for _, g := range tn.groups {
+	for _, n := range nodes {
+		e.u(uint64(len(n.groups)))
+		for _, g := range n.groups {
+			e.u(uint64(gix[g]))
+		}
+		e.u(uint64(len(n.kgroups)))
+		for _, g := range n.kgroups {
 			e.u(uint64(gix[g]))
 		}
 	}
 	e.u(uint64(len(jobs)))
 	for _, j := range jobs {
 		e.s(string(j.id))
-		e.u(uint64(tix[j.tn]))
+		e.u(uint64(nix[j.tn] - 1))
 		e.i(int64(j.demand))
 		e.f(j.weight)
 		e.u(uint64(j.state))
@@ -167,11 +225,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 			e.f(s.base)
 			e.f(s.gFrom)
 		}
-		if j.grp == nil {
-			e.u(0)
-		} else {
-			e.u(uint64(gix[j.grp]) + 1)
-		}
+		ref(j.grp)
 	}
 
 	out := make([]byte, 0, snapHeader+len(e.b)+4)
@@ -404,7 +458,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	}
 	l.now, l.base = d.i("now"), d.i("base")
 	l.capacity = GPUs(d.i("capacity"))
-	l.sumW = d.f("ΣW")
+	sumW := d.f("ΣW")
 	l.running = GPUs(d.i("running"))
 	if version == 1 {
 		d.series2("cluster series", &l.capa, &l.used, l.lam)
@@ -425,62 +479,44 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	if l.base < 0 || l.now < l.base {
 		return nil, fmt.Errorf("clock: base %d now %d", l.base, l.now)
 	}
-	nt := d.count("tenant count", 8)
-	for range nt {
-		tn := &tenant{id: TenantID(d.s("tenant id")), groupIx: map[float64]*group{}}
-		tn.weight = d.f("tenant weight")
-		tn.registered = d.u("tenant registered") == 1
-		tn.demand = GPUs(d.i("tenant demand"))
-		tn.alloc = GPUs(d.i("tenant alloc"))
-		tn.nActive = int(d.u("tenant active"))
-		tn.activeW = d.f("tenant active weight")
-		tn.fair = d.f("tenant fair")
-		if version == 1 {
-			d.series2("tenant series", &tn.s, &tn.fs, l.lam)
-		} else {
-			d.series("tenant alloc series", &tn.s, l.lam)
-			d.series("tenant fair share series", &tn.fs, l.lam)
+	l.root = newRoot()
+	_ = sumW // derived from the tenants' weights, exactly
+	if version < 4 {
+		if err := l.decodeFlatTenants(d, version); err != nil {
+			return nil, err
 		}
-		if d.err != nil {
-			return nil, d.err
-		}
-		if l.tenantIx[tn.id] != nil || !storedWeight(tn.weight) || tn.nActive < 0 {
-			return nil, fmt.Errorf("tenant %q: duplicate or invalid", tn.id)
-		}
-		l.tenants = append(l.tenants, tn)
-		l.tenantIx[tn.id] = tn
 	}
-	ng := d.count("group count", 11)
-	groups := make([]*group, ng)
-	gtn := make([]*tenant, ng)
-	for k := range groups {
-		ti := d.index("group tenant", nt)
-		g := &group{theta: d.f("group θ"), n: int(d.u("group size")), ix: -1}
-		d.series("group series", &g.s, l.lam)
-		if d.err != nil {
-			return nil, d.err
+	nt := len(l.tenants)
+	var groups []*group
+	var gown []*tenant
+	if version >= 4 {
+		var err error
+		if groups, gown, err = l.decodeTree(d); err != nil {
+			return nil, err
 		}
-		if !(g.theta > 0) || g.n < 0 {
-			return nil, fmt.Errorf("group %d invalid", k)
-		}
-		groups[k], gtn[k] = g, l.tenants[ti]
-	}
-	for _, tn := range l.tenants {
-		m := d.count("tenant group count", 1)
-		for range m {
-			gi := d.index("tenant group", ng)
+		nt = len(l.tenants)
+	} else {
+		ng := d.count("group count", 11)
+		groups, gown = make([]*group, ng), make([]*tenant, ng)
+		for k := range groups {
+			ti := d.index("group tenant", nt)
+			g := &group{theta: d.f("group θ"), n: int(d.u("group size")), ix: -1}
+			d.series("group series", &g.s, l.lam)
 			if d.err != nil {
 				return nil, d.err
 			}
-			g := groups[gi]
-			if gtn[gi] != tn || g.ix >= 0 || tn.groupIx[g.theta] != nil {
-				return nil, fmt.Errorf("tenant %q: group %d listed twice or elsewhere", tn.id, gi)
+			if !(g.theta > 0) || math.IsInf(g.theta, 1) || g.n < 0 {
+				return nil, fmt.Errorf("group %d invalid", k)
 			}
-			g.ix = len(tn.groups)
-			tn.groups = append(tn.groups, g)
-			tn.groupIx[g.theta] = g
+			groups[k], gown[k] = g, l.tenants[ti]
+		}
+		for _, tn := range l.tenants {
+			if err := listGroups(d, "tenant group", groups, gown, tn, &tn.groups, tn.groupIx); err != nil {
+				return nil, err
+			}
 		}
 	}
+	ng := len(groups)
 	nj := d.count("job count", 26) // smallest job record: 11 one-byte fields and 2 floats
 	for range nj {
 		j := newJob(JobID(d.s("job id")))
@@ -501,7 +537,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 			if d.err != nil {
 				return nil, d.err
 			}
-			if gtn[gi] != l.tenants[ti] || !storedWeight(s.w) || s.base < 0 || s.gFrom < 0 {
+			if gown[gi] != l.tenants[ti] || groups[gi].kid || !storedWeight(s.w) || s.base < 0 || s.gFrom < 0 {
 				return nil, fmt.Errorf("job %q: invalid segment", j.id)
 			}
 			s.g = groups[gi]
@@ -536,6 +572,9 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	}
 	if len(d.b) != 0 {
 		return nil, fmt.Errorf("%d trailing bytes", len(d.b))
+	}
+	if err := l.derive(version); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(l.done, func(a, b *job) int { return cmp.Or(cmp.Compare(a.finish, b.finish), cmp.Compare(a.id, b.id)) })
 	for _, g := range groups {
@@ -608,4 +647,231 @@ func ReadFile(path string) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: read snapshot: %w", err)
 	}
 	return Restore(data)
+}
+
+// newTenant returns a tenant record with no parent yet.
+func newTenant(id TenantID, ord int) *tenant {
+	return &tenant{id: id, ord: ord, groupIx: map[float64]*group{}, depIx: -1}
+}
+
+// index adds a decoded tenant to the ledger.
+func (l *Ledger) index(tn *tenant) error {
+	if l.tenantIx[tn.id] != nil || !storedWeight(tn.weight) || !(tn.activeW >= 0) {
+		return fmt.Errorf("tenant %q: duplicate or invalid", tn.id)
+	}
+	l.tenants = append(l.tenants, tn)
+	l.tenantIx[tn.id] = tn
+	return nil
+}
+
+// decodeFlatTenants reads the tenants of a version 1–3 snapshot: all
+// children of the cluster, each with the FairShare series those versions
+// kept, which stays as the history before the tenant's first segment.
+// Their demands and allocations are derived from the jobs.
+func (l *Ledger) decodeFlatTenants(d *dec, version uint16) error {
+	nt := d.count("tenant count", 8)
+	for k := range nt {
+		tn := newTenant(TenantID(d.s("tenant id")), k)
+		tn.weight = d.f("tenant weight")
+		tn.registered = d.u("tenant registered") == 1
+		d.i("tenant demand")
+		d.i("tenant alloc")
+		d.u("tenant active")
+		tn.activeW = d.f("tenant active weight")
+		d.f("tenant fair")
+		if version == 1 {
+			d.series2("tenant series", &tn.s, &tn.fs, l.lam)
+		} else {
+			d.series("tenant alloc series", &tn.s, l.lam)
+			d.series("tenant fair share series", &tn.fs, l.lam)
+		}
+		if d.err != nil {
+			return d.err
+		}
+		if err := l.index(tn); err != nil {
+			return err
+		}
+		tn.parent = l.root
+		l.root.kids = append(l.root.kids, tn)
+	}
+	return nil
+}
+
+// decodeTree reads the tenants and θ-groups of a version 4 snapshot, and
+// returns the groups with the node each belongs to.
+func (l *Ledger) decodeTree(d *dec) ([]*group, []*tenant, error) {
+	nt := d.count("tenant count", 12)
+	parents := make([]int, nt)
+	segGroups := make([][]uint64, nt)
+	pgs := make([]uint64, nt)
+	for k := range nt {
+		tn := newTenant(TenantID(d.s("tenant id")), k)
+		parents[k] = d.index("tenant parent", nt+1)
+		tn.weight = d.f("tenant weight")
+		tn.registered = d.u("tenant registered") == 1
+		tn.activeW = d.f("tenant active weight")
+		d.series("tenant alloc series", &tn.s, l.lam)
+		d.series("tenant fair share series", &tn.fs, l.lam)
+		ns := d.count("tenant segment count", 26)
+		prev := int64(0)
+		for range ns {
+			s := segment{from: d.times(&prev, "tenant segment start")}
+			segGroups[k] = append(segGroups[k], d.u("tenant segment group"))
+			s.w, s.base, s.gFrom = d.f("tenant segment weight"), d.f("tenant segment base"), d.f("tenant segment group value")
+			if d.err != nil {
+				return nil, nil, d.err
+			}
+			if !(s.w >= 0) || math.IsInf(s.w, 1) || !(s.base >= 0) || !(s.gFrom >= 0) || s.from > l.now {
+				return nil, nil, fmt.Errorf("tenant %q: invalid segment", tn.id)
+			}
+			tn.segs = append(tn.segs, s)
+		}
+		pgs[k] = d.u("tenant group")
+		if d.err != nil {
+			return nil, nil, d.err
+		}
+		if parents[k] == k+1 {
+			return nil, nil, fmt.Errorf("tenant %q: its own parent", tn.id)
+		}
+		if err := l.index(tn); err != nil {
+			return nil, nil, err
+		}
+	}
+	nodes := append([]*tenant{l.root}, l.tenants...)
+	for k, tn := range l.tenants {
+		tn.parent = nodes[parents[k]]
+		tn.parent.kids = append(tn.parent.kids, tn)
+	}
+	ng := d.count("group count", 12)
+	groups, gown := make([]*group, ng), make([]*tenant, ng)
+	for k := range groups {
+		o := d.index("group owner", nt+1)
+		g := &group{kid: d.u("group kind") == 1, theta: d.f("group θ"), n: int(d.u("group size")), ix: -1}
+		d.series("group series", &g.s, l.lam)
+		if d.err != nil {
+			return nil, nil, d.err
+		}
+		if g.kid && g.theta == 0 {
+			g.theta = math.Inf(1)
+		}
+		if !(g.theta > 0) || g.n < 0 {
+			return nil, nil, fmt.Errorf("group %d invalid", k)
+		}
+		groups[k], gown[k] = g, nodes[o]
+	}
+	for _, n := range nodes {
+		if err := listGroups(d, "tenant group", groups, gown, n, &n.groups, n.groupIx); err != nil {
+			return nil, nil, err
+		}
+		if n.kgroupIx == nil {
+			n.kgroupIx = map[float64]*group{}
+		}
+		if err := listGroups(d, "tenant kid group", groups, gown, n, &n.kgroups, n.kgroupIx); err != nil {
+			return nil, nil, err
+		}
+	}
+	// A segment may use a group of a former parent (a tenant removed and
+	// added again elsewhere); its current group is its parent's.
+	kidGroup := func(tn *tenant, gi uint64) (*group, error) {
+		if gi == 0 {
+			return nil, nil
+		}
+		if gi > uint64(ng) || !groups[gi-1].kid {
+			return nil, fmt.Errorf("tenant %q: bad group", tn.id)
+		}
+		return groups[gi-1], nil
+	}
+	for k, tn := range l.tenants {
+		for i := range tn.segs {
+			g, err := kidGroup(tn, segGroups[k][i])
+			if err != nil {
+				return nil, nil, err
+			}
+			tn.segs[i].g = g
+		}
+		g, err := kidGroup(tn, pgs[k])
+		if err != nil {
+			return nil, nil, err
+		}
+		if g != nil && (g.ix < 0 || gown[pgs[k]-1] != tn.parent) {
+			return nil, nil, fmt.Errorf("tenant %q: in a group not its parent's", tn.id)
+		}
+		tn.pg = g
+	}
+	return groups, gown, nil
+}
+
+// listGroups reads a node's list of groups of one kind.
+func listGroups(d *dec, what string, groups []*group, gown []*tenant, n *tenant, list *[]*group, ix map[float64]*group) error {
+	m := d.count(what+" count", 1)
+	for range m {
+		gi := d.index(what, len(groups))
+		if d.err != nil {
+			return d.err
+		}
+		g := groups[gi]
+		if gown[gi] != n || g.kid != (list == &n.kgroups) || g.ix >= 0 || ix[g.theta] != nil {
+			return fmt.Errorf("tenant %q: group %d listed twice or elsewhere", n.id, gi)
+		}
+		g.ix = len(*list)
+		*list = append(*list, g)
+		ix[g.theta] = g
+	}
+	return nil
+}
+
+// derive rebuilds what a snapshot does not store: subtree demands and
+// allocations, children counts, deps and shares per unit weight; a version
+// 1–3 ledger's tenants start their first segment at Now().
+func (l *Ledger) derive(version uint16) error {
+	for _, tn := range l.tenants {
+		a := tn
+		for steps := 0; a != l.root; steps++ {
+			if a == nil || steps > len(l.tenants) {
+				return fmt.Errorf("tenant %q: its ancestors form a cycle", tn.id)
+			}
+			a = a.parent
+		}
+		if tn.registered {
+			p := tn.parent
+			p.nKids++
+			p.kidSum, p.kidW = p.kidSumWith(tn.weight, 0)
+		}
+	}
+	for _, j := range l.jobs.all() {
+		if j.state == finished {
+			continue
+		}
+		j.tn.own++
+		for a := j.tn; a != l.root; a = a.parent {
+			a.demand += j.demand
+			a.nActive++
+			if j.state == running {
+				a.alloc += j.demand
+			}
+		}
+	}
+	for _, tn := range l.tenants {
+		if tn.pg != nil {
+			tn.pg.w += tn.weight
+		}
+	}
+	nodes := append([]*tenant{l.root}, l.tenants...)
+	for _, n := range nodes {
+		n.unit = l.unitOf(n)
+	}
+	if version < 4 {
+		for _, tn := range l.tenants {
+			l.rejoin(tn, l.now)
+		}
+		for _, tn := range l.tenants {
+			if tn.own > 0 {
+				l.refreshJobs(tn, l.now)
+			}
+		}
+	}
+	for _, tn := range l.tenants {
+		l.setDep(tn)
+	}
+	return nil
 }

@@ -38,6 +38,7 @@ const (
 type tenant struct {
 	weight     float64
 	registered bool
+	parent     string // "" for a child of the cluster
 }
 
 type job struct {
@@ -131,19 +132,38 @@ func (o *Oracle) commit(at int64, s state) {
 
 func validWeight(w float64) bool { return w > 0 && !math.IsInf(w, 1) }
 
-// AddTenant mirrors the ledger's AddTenant.
+// AddTenant mirrors the ledger's AddTenant: AddTenantUnder the cluster.
 func (o *Oracle) AddTenant(at int64, id string, w float64) Kind {
+	return o.AddTenantUnder(at, id, "", w)
+}
+
+// AddTenantUnder mirrors the ledger's AddTenantUnder.
+func (o *Oracle) AddTenantUnder(at int64, id, parent string, w float64) Kind {
 	if at < o.now {
 		return TimeBackwards
 	}
 	if !validWeight(w) {
 		return InvalidValue
 	}
-	if t, ok := o.cur().tenants[id]; ok && t.registered {
+	cur := o.cur()
+	if t, ok := cur.tenants[id]; ok && t.registered {
 		return DuplicateTenant
 	}
-	s := o.cur().clone(at)
-	s.tenants[id] = tenant{weight: w, registered: true}
+	if parent != "" {
+		if parent == id {
+			return InvalidValue
+		}
+		if !cur.tenants[parent].registered {
+			return UnknownTenant
+		}
+		for _, j := range cur.jobs {
+			if j.tenant == parent && j.active {
+				return TenantBusy
+			}
+		}
+	}
+	s := cur.clone(at)
+	s.tenants[id] = tenant{weight: w, registered: true, parent: parent}
 	o.commit(at, s)
 	return OK
 }
@@ -160,9 +180,21 @@ func (o *Oracle) SetTenantWeight(at int64, id string, w float64) Kind {
 		return InvalidValue
 	}
 	s := o.cur().clone(at)
-	s.tenants[id] = tenant{weight: w, registered: true}
+	t := s.tenants[id]
+	t.weight = w
+	s.tenants[id] = t
 	o.commit(at, s)
 	return OK
+}
+
+// hasChildren reports whether tenant id has a registered child.
+func (s state) hasChildren(id string) bool {
+	for _, t := range s.tenants {
+		if t.registered && t.parent == id {
+			return true
+		}
+	}
+	return false
 }
 
 // RemoveTenant mirrors the ledger's RemoveTenant.
@@ -177,6 +209,9 @@ func (o *Oracle) RemoveTenant(at int64, id string) Kind {
 		if j.tenant == id && j.active {
 			return TenantBusy
 		}
+	}
+	if o.cur().hasChildren(id) {
+		return TenantBusy
 	}
 	s := o.cur().clone(at)
 	t := s.tenants[id]
@@ -210,6 +245,9 @@ func (o *Oracle) Submit(at int64, id, tenantID string, demand int, w float64) Ki
 	}
 	if t, ok := o.cur().tenants[tenantID]; !ok || !t.registered {
 		return UnknownTenant
+	}
+	if o.cur().hasChildren(tenantID) {
+		return TenantBusy
 	}
 	if demand <= 0 || !validWeight(w) {
 		return InvalidValue
@@ -367,55 +405,84 @@ func minRat(a, b *big.Rat) *big.Rat {
 	return new(big.Rat).Set(b)
 }
 
+// ratesOf computes the rates of state s from the definition, top down:
+// F_root = M; a registered child c of p has quota Q_c = F_p·W_c/ΣW over
+// p's registered children and fair share Q_c (QuotaShare) or, under
+// DemandAware, min(D_c, Q_c) at the root's children and below them the
+// water-filling split of F_p: min(D_c, W_c·λ) with Σ = F_p.
 func (o *Oracle) ratesOf(s state) rates {
 	r := rates{tenantAlloc: map[string]*big.Rat{}, tenantFair: map[string]*big.Rat{}, jobAlloc: map[int]*big.Rat{}, jobFair: map[int]*big.Rat{}}
-	sumW := new(big.Rat)
-	for _, t := range s.tenants {
-		if t.registered {
-			sumW.Add(sumW, rat(t.weight))
+	// own demand, allocation and active weight per tenant; subtree sums
+	own := map[string][3]*big.Rat{}
+	demand, alloc := map[string]int{}, map[string]int{}
+	running := 0
+	for id := range s.tenants {
+		own[id] = [3]*big.Rat{new(big.Rat), new(big.Rat), new(big.Rat)}
+	}
+	for _, j := range s.jobs {
+		if !j.active {
+			continue
 		}
+		a := j.demand * b2i(j.running)
+		running += a
+		for id := j.tenant; id != ""; id = s.tenants[id].parent {
+			demand[id] += j.demand
+			alloc[id] += a
+		}
+		own[j.tenant][2].Add(own[j.tenant][2], rat(j.weight))
 	}
 	m := ratInt(s.capacity)
-	running := 0
-	for id, t := range s.tenants {
-		quota := new(big.Rat)
-		if t.registered && sumW.Sign() > 0 {
-			quota.Mul(m, rat(t.weight))
-			quota.Quo(quota, sumW)
-		}
-		demand, alloc, activeW := 0, 0, new(big.Rat)
-		for _, j := range s.jobs {
-			if j.tenant != id || !j.active {
+	var split func(parent string, fair *big.Rat)
+	split = func(parent string, fair *big.Rat) {
+		var kids []string
+		sumW := new(big.Rat)
+		for id, t := range s.tenants {
+			if t.parent != parent {
 				continue
 			}
-			demand += j.demand
-			activeW.Add(activeW, rat(j.weight))
-			if j.running {
-				alloc += j.demand
+			kids = append(kids, id)
+			if t.registered {
+				sumW.Add(sumW, rat(t.weight))
 			}
 		}
-		fair := quota
-		if !o.quotaShare {
-			fair = minRat(ratInt(demand), quota)
+		slices.Sort(kids)
+		water := !o.quotaShare && parent != ""
+		level := waterLevel(s, kids, demand, fair)
+		for _, id := range kids {
+			t := s.tenants[id]
+			f := new(big.Rat)
+			switch {
+			case !t.registered || sumW.Sign() == 0:
+			case water:
+				if level == nil {
+					f = ratInt(demand[id])
+				} else {
+					f = minRat(ratInt(demand[id]), new(big.Rat).Mul(rat(t.weight), level))
+				}
+			default:
+				f.Mul(fair, rat(t.weight))
+				f.Quo(f, sumW)
+				if !o.quotaShare {
+					f = minRat(ratInt(demand[id]), f)
+				}
+			}
+			r.tenantFair[id] = f
+			r.tenantAlloc[id] = ratInt(alloc[id])
+			split(id, f)
 		}
-		r.tenantFair[id] = fair
-		r.tenantAlloc[id] = ratInt(alloc)
-		running += alloc
-		for k, j := range s.jobs {
-			if j.tenant != id {
-				continue
-			}
-			r.jobAlloc[k], r.jobFair[k] = new(big.Rat), new(big.Rat)
-			if !j.active {
-				continue
-			}
-			if j.running {
-				r.jobAlloc[k] = ratInt(j.demand)
-			}
-			share := new(big.Rat).Mul(fair, rat(j.weight))
-			share.Quo(share, activeW)
-			r.jobFair[k] = minRat(ratInt(j.demand), share)
+	}
+	split("", m)
+	for k, j := range s.jobs {
+		r.jobAlloc[k], r.jobFair[k] = new(big.Rat), new(big.Rat)
+		if !j.active {
+			continue
 		}
+		if j.running {
+			r.jobAlloc[k] = ratInt(j.demand)
+		}
+		share := new(big.Rat).Mul(r.tenantFair[j.tenant], rat(j.weight))
+		share.Quo(share, own[j.tenant][2])
+		r.jobFair[k] = minRat(ratInt(j.demand), share)
 	}
 	r.capacity, r.alloc = m, ratInt(running)
 	idle := new(big.Rat).Sub(m, r.alloc)
@@ -424,6 +491,39 @@ func (o *Oracle) ratesOf(s state) rates {
 	}
 	r.idle = idle
 	return r
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// waterLevel is the λ at which Σ min(D_c, W_c·λ) over the registered
+// children with demand equals fair, or nil if their whole demand fits.
+func waterLevel(s state, kids []string, demand map[string]int, fair *big.Rat) *big.Rat {
+	type kid struct{ w, theta *big.Rat }
+	var ks []kid
+	for _, id := range kids {
+		if t := s.tenants[id]; t.registered && demand[id] > 0 {
+			w := rat(t.weight)
+			ks = append(ks, kid{w, new(big.Rat).Quo(ratInt(demand[id]), w)})
+		}
+	}
+	slices.SortFunc(ks, func(a, b kid) int { return a.theta.Cmp(b.theta) })
+	left, w := new(big.Rat).Set(fair), new(big.Rat)
+	for _, k := range ks {
+		w.Add(w, k.w)
+	}
+	for _, k := range ks {
+		if new(big.Rat).Mul(k.theta, w).Cmp(left) >= 0 {
+			return new(big.Rat).Quo(left, w)
+		}
+		left.Sub(left, new(big.Rat).Mul(k.w, k.theta))
+		w.Sub(w, k.w)
+	}
+	return nil
 }
 
 // ratesAt returns the rates of log[k]; a state never changes once logged,
@@ -562,6 +662,9 @@ func (o *Oracle) Job(id string) (JobInfo, bool) {
 	_, j, ok := o.job(id, o.now)
 	return JobInfo{j.tenant, j.demand, j.weight, j.active, j.running}, ok
 }
+
+// Parent is tenant id's current parent, "" for the cluster.
+func (o *Oracle) Parent(id string) string { return o.cur().tenants[id].parent }
 
 // Registered reports whether tenant id is registered now.
 func (o *Oracle) Registered(id string) bool { return o.cur().tenants[id].registered }
