@@ -167,3 +167,57 @@ func TestProgressThroughCheckpointAndRestore(t *testing.T) {
 		}
 	})
 }
+
+// Check finds each kind of corruption it documents. Every case breaks one
+// invariant of a table behind the API's back.
+func TestTableCheckFindsCorruption(t *testing.T) {
+	build := func(t *testing.T) *Table {
+		tb := newTable(t, Config{})
+		for _, id := range []ledger.JobID{"pending", "running", "suspended", "restoring", "done"} {
+			must(t, tb.Submit(t0, id))
+		}
+		for _, id := range []ledger.JobID{"running", "suspended", "restoring", "done"} {
+			must(t, tb.Start(t0, id))
+		}
+		for _, id := range []ledger.JobID{"suspended", "restoring"} {
+			must(t, tb.Checkpoint(t1, id))
+			must(t, tb.Release(t1, id, 0))
+		}
+		must(t, tb.Restore(t2, "restoring", time.Hour))
+		must(t, tb.Finish(t2, "done", Completed))
+		check(t, tb)
+		return tb
+	}
+	for _, tc := range []struct {
+		name    string
+		corrupt func(tb *Table)
+	}{
+		{"a running job missing from the lease index", func(tb *Table) { tb.jobs["running"].leaseEnd = t5 }},
+		{"a job stored under another id", func(tb *Table) { tb.jobs["running"].id = "other" }},
+		{"a job in an invalid state", func(tb *Table) { tb.jobs["done"].state = 99 }},
+		{"inconsistent usage", func(tb *Table) { tb.jobs["done"].usage.Held++ }},
+		{"negative work at risk", func(tb *Table) { tb.jobs["running"].atRisk = -1 }},
+		{"more work at risk than progress", func(tb *Table) { tb.jobs["running"].atRisk = time.Hour }},
+		{"a last event before the submit", func(tb *Table) { tb.jobs["pending"].last = t0.Add(-time.Second) }},
+		{"a lease of the wrong length", func(tb *Table) {
+			j := tb.jobs["restoring"]
+			tb.leases.Delete(keyOf(j))
+			j.leaseStart = j.leaseStart.Add(time.Second)
+			tb.leases.ReplaceOrInsert(keyOf(j))
+		}},
+		{"a lease on a job that holds no GPUs", func(tb *Table) { tb.jobs["suspended"].leaseStart = t1 }},
+		{"a flush on a job that holds no GPUs", func(tb *Table) { tb.jobs["done"].pause = time.Second }},
+		{"a restoring job past its ready time", func(tb *Table) { tb.jobs["restoring"].readyAt = t2 }},
+		{"a pending job with usage", func(tb *Table) { tb.jobs["pending"].usage = Usage{Held: 1, Progress: 1} }},
+		{"inconsistent usage of forgotten jobs", func(tb *Table) { tb.retired = Usage{Held: 1} }},
+		{"a stray lease index entry", func(tb *Table) { tb.leases.ReplaceOrInsert(leaseKey{t5.UnixNano(), "ghost"}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := build(t)
+			tc.corrupt(tb)
+			if err := tb.Check(); err == nil {
+				t.Fatal("Check found nothing")
+			}
+		})
+	}
+}
