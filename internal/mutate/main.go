@@ -60,12 +60,27 @@ func main() {
 	run := flag.String("run", "", "passed to the test binary as -test.run")
 	list := flag.Bool("list", false, "list the sampled mutants without running them")
 	minScore := flag.Float64("min", 0, "exit with status 3 when the score (percent caught) is below this")
+	only := flag.String("only", "", "run only the mutants listed in this file, one a line as printed (file:line:col op change)")
 	flag.Parse()
 	if *pkg == "" || *n <= 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	score, err := campaign(os.Stdout, *pkg, *n, *seed, *timeout, *run, *list)
+	var keep map[string]bool
+	if *only != "" {
+		b, err := os.ReadFile(*only)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mutate:", err)
+			os.Exit(1)
+		}
+		keep = map[string]bool{}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				keep[line] = true
+			}
+		}
+	}
+	score, err := campaign(os.Stdout, *pkg, *n, *seed, *timeout, *run, *list, keep)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
@@ -99,7 +114,7 @@ type parsed struct {
 }
 
 // campaign runs the sample and returns its score in percent.
-func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration, run string, list bool) (float64, error) {
+func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration, run string, list bool, keep map[string]bool) (float64, error) {
 	dir, err := filepath.Abs(pkg)
 	if err != nil {
 		return 0, err
@@ -116,6 +131,9 @@ func campaign(w io.Writer, pkg string, n int, seed uint64, timeout time.Duration
 	}
 	rnd := rand.New(rand.NewPCG(seed, 0x6d757461))
 	rnd.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	if keep != nil {
+		all = slices.DeleteFunc(all, func(m mutant) bool { return !keep[m.String()] })
+	}
 	fmt.Fprintf(w, "# %s: %d mutation sites, seed %d, sample %d\n", pkg, len(all), seed, n)
 	if list {
 		for _, m := range all[:min(n, len(all))] {
