@@ -132,3 +132,10 @@ func TestGandivaFairRoundRobinInsideTenant(t *testing.T) {
 		t.Errorf("preemptions a1 %d, a2 %d; want both suspended at least once", a1.Preemptions, a2.Preemptions)
 	}
 }
+
+func TestConfigErrorText(t *testing.T) {
+	_, err := NewGandivaFair(GandivaFairConfig{Quantum: -time.Second})
+	if got, want := err.Error(), "baselines: gandiva-fair: Quantum = -1s: must not be negative"; got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+}
