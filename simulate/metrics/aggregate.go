@@ -179,7 +179,7 @@ func WriteAggregateTable(w io.Writer, aggs ...Aggregate) error {
 		}
 		grid = append(grid, r)
 	}
-	return writeGrid(w, grid)
+	return WriteGrid(w, grid)
 }
 
 // FormatBand prints b in unit u: "mean [min–max]", or the mean alone when

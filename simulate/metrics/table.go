@@ -96,12 +96,12 @@ func WriteTable(w io.Writer, sums ...Summary) error {
 	for _, reason := range excludedReasons(sums) {
 		row("excluded: "+reason, func(s Summary) string { return strconv.Itoa(s.Excluded[reason]) })
 	}
-	return writeGrid(w, grid)
+	return WriteGrid(w, grid)
 }
 
-// writeGrid writes rows of cells, the first column left-aligned and the
+// WriteGrid writes rows of cells, the first column left-aligned and the
 // others right-aligned, two spaces apart; widths count runes.
-func writeGrid(w io.Writer, grid [][]string) error {
+func WriteGrid(w io.Writer, grid [][]string) error {
 	var width []int
 	for _, r := range grid {
 		for i, c := range r {
@@ -183,7 +183,7 @@ func WriteQuotas(w io.Writer, quotas map[string]float64) error {
 		}
 		grid = append(grid, []string{t, strconv.FormatFloat(quotas[t], 'g', 6, 64), strconv.FormatFloat(100*share, 'f', 2, 64) + " %"})
 	}
-	return writeGrid(w, grid)
+	return WriteGrid(w, grid)
 }
 
 // WriteJSON writes the summaries as an indented JSON array, in the order

@@ -26,6 +26,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"simulate", "simulate policies on a trace or the embedded default workload (the default command)", runWith},
+		{"repro", "the paper's two reference experiments, every policy at several tick phases, the paper's figures beside ours", runRepro},
 		{"sweep", "run a grid of simulations, any flag a dimension, in parallel or in shards; sweep merge joins them", sweep},
 	}
 }

@@ -321,8 +321,27 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	if err != nil {
 		return err
 	}
-	if err := checkFlags(o); err != nil {
+	res, err := simulateAll(o, stderr, procs)
+	if err != nil {
 		return err
+	}
+	return res.write(o, stdout)
+}
+
+// results are what simulateAll returns: the report, and the first tick
+// phase's runs and summaries, one per policy, for the CSVs, figures and
+// the single-run table.
+type results struct {
+	rep  report
+	runs []metrics.Run
+	sums []metrics.Summary
+}
+
+// simulateAll runs every policy of o at every tick phase of o (progress to
+// stderr), telling procs, when not nil, how many runs it makes at once.
+func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, error) {
+	if err := checkFlags(o); err != nil {
+		return nil, err
 	}
 	var mmode ledger.Mode
 	switch o.metricsMode {
@@ -331,14 +350,14 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	case "eq8":
 		mmode = ledger.DemandAware
 	default:
-		return fmt.Errorf("-metrics %q: want eq16 or eq8", o.metricsMode)
+		return nil, fmt.Errorf("-metrics %q: want eq16 or eq8", o.metricsMode)
 	}
 	admit, err := simulate.ParseAdmission(o.admit)
 	if err != nil {
-		return fmt.Errorf("-admit: %w", err)
+		return nil, fmt.Errorf("-admit: %w", err)
 	}
 	if !(o.reserveAfter > 0) {
-		return fmt.Errorf("-reserve-after %v: want a positive duration", o.reserveAfter)
+		return nil, fmt.Errorf("-reserve-after %v: want a positive duration", o.reserveAfter)
 	}
 	cons := constructors()
 	cons[reservePolicy] = func() (simulate.Policy, error) {
@@ -348,7 +367,7 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	}
 	names, err := selectPolicies(o.policies, cons)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	par := parallelism(o.parallel, len(names))
 	if procs != nil {
@@ -356,11 +375,11 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	}
 	w, err := newWorkload(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	q, rule, err := quotas(o, w)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg := simulate.DefaultConfig(o.nodes, o.gpn, q)
 	cfg.Interval, cfg.Lease = o.interval, o.lease
@@ -373,16 +392,16 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	cfg.TickPhase = o.tickPhase
 	cfg.DropOverQuota = o.dropOverQuota
 	if o.phases < 1 || o.phases > maxPhases || o.interval/time.Duration(max(o.phases, 1)) == 0 {
-		return fmt.Errorf("-phases %d: want 1 to %d, and at most one per nanosecond of -interval", o.phases, maxPhases)
+		return nil, fmt.Errorf("-phases %d: want 1 to %d, and at most one per nanosecond of -interval", o.phases, maxPhases)
 	}
 	// Bad flags and an output directory that cannot be made fail here,
 	// not after the first runs.
 	if err := cfg.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if o.out != "" {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
@@ -411,7 +430,7 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	// may not have run.
 	for _, out := range outs {
 		if out.err != nil {
-			return out.err
+			return nil, out.err
 		}
 	}
 	var runs []metrics.Run // the first phase's, for the CSVs and figures
@@ -432,7 +451,7 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 		}
 		a, err := metrics.AggregateRuns(ps...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rep.Aggregate = append(rep.Aggregate, a)
 	}
@@ -440,23 +459,29 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 		sk := w.skipped
 		rep.Skipped = &sk
 	}
+	return &results{rep: rep, runs: runs, sums: sums}, nil
+}
+
+// write writes the results as o asks: CSVs and figures to -out, then JSON
+// or the text tables to stdout.
+func (r *results) write(o options, stdout io.Writer) error {
 	if o.out != "" {
-		if err := metrics.WriteCSV(o.out, runs...); err != nil {
+		if err := metrics.WriteCSV(o.out, r.runs...); err != nil {
 			return err
 		}
-		if err := metrics.WriteAggregateCSV(o.out, rep.Aggregate...); err != nil {
+		if err := metrics.WriteAggregateCSV(o.out, r.rep.Aggregate...); err != nil {
 			return err
 		}
-		if err := metrics.WriteFigures(o.out, runs...); err != nil {
+		if err := metrics.WriteFigures(o.out, r.runs...); err != nil {
 			return err
 		}
 	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return enc.Encode(r.rep)
 	}
-	return writeText(stdout, rep, sums, o)
+	return writeText(stdout, r.rep, r.sums, o)
 }
 
 // maxPhases bounds -phases: each phase is one more run of every policy.

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/astraea-sched/astraea/internal/testtraces"
+	"github.com/astraea-sched/astraea/simulate/metrics"
+)
+
+// fig builds the figures of policies whose sharing loss and mean JCT are
+// given.
+func fig(t *testing.T, vals map[string][2]float64) figures {
+	t.Helper()
+	f := figures{}
+	for p, v := range vals {
+		a, err := metrics.AggregateRuns(metrics.Summary{Policy: p, SharingLossJobs: v[0], JCT: metrics.Stats{Mean: v[1]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f[p] = a
+	}
+	return f
+}
+
+func TestReproChecks(t *testing.T) {
+	f := fig(t, map[string][2]float64{"astraea": {0.07, 100}, "themis": {0.2, 90}, "yarn-cs": {0.7, 300}})
+	for _, c := range []struct {
+		name  string
+		check check
+		ok    bool
+	}{
+		{"the fewest sharing-loss jobs holds", lowest("astraea", "sharing_loss_jobs", "loss"), true},
+		{"the lowest JCT fails when another policy is lower", lowest("astraea", "jct_mean_seconds", "JCT"), false},
+		{"a ratio inside the tolerance holds", ratio("themis", "astraea", "sharing_loss_jobs", 2.8, 0.3), true},
+		{"a ratio outside the tolerance fails", ratio("yarn-cs", "astraea", "sharing_loss_jobs", 2.8, 0.3), false},
+		{"an ordering that rises holds", ordered("sharing_loss_jobs", "loss", []string{"astraea"}, []string{"themis", "yarn-cs"}), true},
+		{"an ordering that does not rise fails", ordered("jct_mean_seconds", "JCT", []string{"astraea", "themis"}, []string{"yarn-cs"}), false},
+		{"a bound met holds", atMost("astraea", "sharing_loss_jobs", 0.071, "loss"), true},
+		{"a bound missed fails", atMost("themis", "sharing_loss_jobs", 0.071, "loss"), false},
+		{"a policy that did not run fails", lowest("hived", "sharing_loss_jobs", "loss"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ok, detail := c.check.eval(f)
+			if ok != c.ok || detail == "" {
+				t.Errorf("%s: %v (%s), want %v with a detail", c.check.name, ok, detail, c.ok)
+			}
+		})
+	}
+}
+
+func TestReproNeedsTraces(t *testing.T) {
+	t.Setenv(tracesEnv, "")
+	for _, args := range [][]string{nil, {"-only", "mars", "-traces", "x"}} {
+		if err := runRepro(args, io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "repro") {
+			t.Errorf("repro %v: error %v", args, err)
+		}
+	}
+	if err := runRepro([]string{"-traces", t.TempDir()}, io.Discard, io.Discard, nil); err == nil || !strings.Contains(err.Error(), "-traces must hold") {
+		t.Errorf("repro on an empty folder: error %v", err)
+	}
+}
+
+// TestReproVenus runs the paper's Venus experiment as `astraea repro` does
+// (every policy at 5 tick phases, the paper profile) and asserts the
+// paper's claims that this reproduction meets; docs/reproduction.md gives
+// the full table, and those it does not meet.
+func TestReproVenus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the Venus experiment runs 40 simulations")
+	}
+	dir := testtraces.Dir(t)
+	var sb strings.Builder
+	if err := runRepro([]string{"-traces", dir, "-only", "venus", "-json", "-quiet"}, &sb, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	var rep reproReport
+	if err := json.Unmarshal([]byte(sb.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Experiments) != 1 || rep.Phases != 5 || rep.Profile != "paper" {
+		t.Fatalf("%d experiments, %d phases, profile %q", len(rep.Experiments), rep.Phases, rep.Profile)
+	}
+	e := rep.Experiments[0]
+	if len(e.Report.Aggregate) != 8 {
+		t.Fatalf("%d policies, want 8", len(e.Report.Aggregate))
+	}
+	for _, c := range e.Checks {
+		t.Logf("%v %s (%s)", c.OK, c.Check, c.Detail)
+	}
+	for _, c := range e.Claims {
+		t.Logf("%s %s: paper %.3f, ours %.3f [%.3f–%.3f]", c.Metric, c.Policy, c.Paper, c.Ours.Mean, c.Ours.Min, c.Ours.Max)
+	}
+	mustHold := map[string]bool{}
+	for _, c := range e.Checks {
+		if mustHold[c.Check] && !c.OK {
+			t.Errorf("the paper's claim %q no longer holds: %s", c.Check, c.Detail)
+		}
+	}
+}
