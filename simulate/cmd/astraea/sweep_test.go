@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -387,5 +388,54 @@ func TestSweepRefusesBadInputBeforeRunning(t *testing.T) {
 				t.Fatalf("wrote %d files", len(files))
 			}
 		})
+	}
+}
+
+// TestIndexedJobManifest checks the shipped Indexed Job: its shard count
+// is its completions, and its command is a sweep command line that runs
+// (here with -list) for an index the Job gives.
+func TestIndexedJobManifest(t *testing.T) {
+	data, err := os.ReadFile("../../../deploy/sweep/astraea-sweep-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	completions := regexp.MustCompile(`(?m)^\s*completions:\s*(\d+)\s*$`).FindStringSubmatch(text)
+	command := regexp.MustCompile(`(?s)command:\s*\[(.*?)\]`).FindStringSubmatch(text)
+	if completions == nil || command == nil {
+		t.Fatal("the manifest has no completions or no command")
+	}
+	var args []string
+	for _, q := range regexp.MustCompile(`"[^"]*"`).FindAllString(command[1], -1) {
+		args = append(args, strings.Trim(q, `"`))
+	}
+	if len(args) < 2 || args[0] != "astraea" || args[1] != "sweep" {
+		t.Fatalf("command %q is not astraea sweep", args)
+	}
+	args = args[2:]
+	grid := filepath.Join(t.TempDir(), "grid.txt")
+	if err := os.WriteFile(grid, []byte("jobs = 10\nseed = 1..16/1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		switch {
+		case a == "-shard" && i+1 < len(args):
+			if want := "env/" + completions[1]; args[i+1] != want {
+				t.Fatalf("-shard %s, want %s (completions: %s)", args[i+1], want, completions[1])
+			}
+		case a == "-grid" && i+1 < len(args):
+			args[i+1] = grid
+		case a == "-out" && i+1 < len(args):
+			args[i+1] = t.TempDir()
+		}
+	}
+	n, _ := strconv.Atoi(completions[1])
+	t.Setenv("JOB_COMPLETION_INDEX", strconv.Itoa(n-1))
+	var out bytes.Buffer
+	if err := sweep(append(args, "-list"), &out, io.Discard, nil); err != nil {
+		t.Fatalf("astraea sweep %q: %v", args, err)
+	}
+	if got := strings.Count(out.String(), "todo\t"); got != 16/n {
+		t.Fatalf("the last index lists %d of 16 points, want %d:\n%s", got, 16/n, out.String())
 	}
 }
