@@ -364,7 +364,15 @@ func (e *engine) openBooks() error {
 		}
 	}
 	for _, m := range modes {
-		l, err := ledger.New(ledger.Config{Mode: m, Capacity: ledger.GPUs(e.capacity), Start: e.start})
+		lc := ledger.Config{Mode: m, Capacity: ledger.GPUs(e.capacity), Start: e.start}
+		if m != e.cfg.Accounts && m != e.cfg.Metrics {
+			// A book kept for tenant intervals alone is never asked
+			// about anything older than the longest interval, so it
+			// keeps no more: its memory stays that of a window, not of
+			// the whole run.
+			lc.History = ledger.TrailingWindow(slices.Max(e.cfg.Intervals))
+		}
+		l, err := ledger.New(lc)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
