@@ -627,6 +627,9 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.bad {
+		return nil, &Error{Op: "new cluster", Err: ErrInvalidMode}
+	}
 	c := &Cluster{
 		tok:    new(cowToken),
 		spread: cfg.spread,

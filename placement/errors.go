@@ -19,6 +19,8 @@ var (
 	ErrDuplicateAllocation = errors.New("placement: duplicate allocation")
 	// ErrUnknownNode: no node has this id.
 	ErrUnknownNode = errors.New("placement: unknown node")
+	// ErrInvalidMode: an unknown Mode (WithMode, ParseMode).
+	ErrInvalidMode = errors.New("placement: invalid mode")
 	// ErrInvalidDemand: a demand of zero or fewer GPUs.
 	ErrInvalidDemand = errors.New("placement: invalid demand")
 	// ErrConflict: a GPU asked for is already held by another allocation.

@@ -58,6 +58,36 @@ func (c *Cluster) largestNode() int {
 	return k.n
 }
 
+// MinNodes returns the fewest nodes that could hold a gang of demand GPUs
+// if the cluster were empty: the count of its largest nodes that accept
+// placements whose GPUs add up to demand. It is the node count Strict
+// gives such a gang, and the minimum a placement's span is compared with
+// (see Beyond). 0 for a demand that is not positive or that the nodes
+// accepting placements cannot hold together. O(log n + k) for a result of
+// k nodes.
+func (c *Cluster) MinNodes(demand int) int {
+	if demand <= 0 {
+		return 0
+	}
+	k, sum := 0, 0
+	c.caps.Descend(func(x key) bool {
+		k++
+		sum += x.n
+		return sum < demand
+	})
+	if sum < demand {
+		return 0
+	}
+	return k
+}
+
+// Beyond returns how many nodes p spans beyond the minimum for its GPUs
+// (MinNodes): 0 for a consolidated placement, 1 for a gang of 8 spread
+// over two nodes of 8 because no node had 8 free. O(log n + k).
+func (c *Cluster) Beyond(p Placement) int {
+	return max(0, p.Nodes()-c.MinNodes(p.GPUs()))
+}
+
 // innermost finds, at topology level l, the domain that can hold demand on
 // k nodes and whose k largest free blocks add up to the least (best fit
 // among domains; the domain that appeared first among equals).

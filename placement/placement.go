@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,6 +112,7 @@ type Option func(*config)
 
 type config struct {
 	spread bool
+	bad    bool // an unknown Mode
 }
 
 // StrictConsolidation is the default policy: a job whose demand is at most
@@ -125,3 +127,57 @@ func StrictConsolidation() Option { return func(c *config) { c.spread = false } 
 // fewest nodes that can, even when its demand is at most a node's size.
 // It trades communication locality for shorter waits.
 func AllowSpread() Option { return func(c *config) { c.spread = true } }
+
+// Mode is a cluster's consolidation rule for gangs that one node could
+// hold (see the package's Rules).
+type Mode uint8
+
+const (
+	// Strict places a gang on the fewest nodes it could occupy on an
+	// empty cluster: a gang no larger than the largest node that accepts
+	// placements gets one node, or waits (StrictConsolidation, the
+	// default).
+	Strict Mode = iota
+	// FewestNodes places a gang on the fewest nodes its currently free
+	// GPUs allow, innermost topology domain first, then best fit: it
+	// spreads when no node holds it, even where one node could hold it
+	// empty (AllowSpread).
+	FewestNodes
+)
+
+// String returns "strict" or "spread", the text ParseMode reads.
+func (m Mode) String() string {
+	switch m {
+	case Strict:
+		return "strict"
+	case FewestNodes:
+		return "spread"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ParseMode is the inverse of String: "strict" or "spread". Any other
+// text is an error matching ErrInvalidMode.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range []Mode{Strict, FewestNodes} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return 0, &Error{Op: "parse mode", Err: ErrInvalidMode, Detail: fmt.Sprintf("%q: want strict or spread", s)}
+}
+
+// WithMode is StrictConsolidation for Strict and AllowSpread for
+// FewestNodes; an unknown mode makes NewCluster fail with ErrInvalidMode.
+func WithMode(m Mode) Option {
+	return func(c *config) {
+		switch m {
+		case Strict:
+			c.spread = false
+		case FewestNodes:
+			c.spread = true
+		default:
+			c.bad = true
+		}
+	}
+}

@@ -157,7 +157,7 @@ func (rv *Reserver) Round(x *Rounder, now time.Time, in Input, opts Options) (re
 		if !ok {
 			return Result{}, &Error{Index: ji, Job: c.Job, Tenant: c.Tenant, Err: ErrUnknownTenant, Msg: "tenant has no account"}
 		}
-		accounts = credited(in.Accounts, c.Tenant, preCredit(c.Demand, in.Lease.Seconds()))
+		accounts = credited(in.Accounts, c.Tenant, preCredit(&opts, c.Demand, in.Lease))
 		firstAcct = acct
 		first = &Grant{Job: c.Job, Tenant: c.Tenant, Demand: c.Demand, Kind: New, Placement: ready, Stage: Reserved}
 		for i, c := range in.Candidates {
@@ -260,7 +260,7 @@ func (rv *Reserver) watchBlocked(now time.Time, cands []Candidate, res Result, h
 // its fair share advanced), so where the round has the tenant its Start
 // loses the pre-credit, else a result is made from acct.
 func withFirst(res Result, g Grant, acct ledger.Account, in Input, opts Options) Result {
-	credit := preCredit(g.Demand, in.Lease.Seconds())
+	credit := preCredit(&opts, g.Demand, in.Lease)
 	i := slices.IndexFunc(res.Tenants, func(t TenantResult) bool { return t.ID == g.Tenant })
 	if i < 0 {
 		if fr, ok := in.Accounts.(FairRater); ok && opts.AdvanceFairShare {

@@ -104,10 +104,11 @@ type ownerSlot struct {
 }
 
 type round struct {
-	opts  Options
-	lease float64 // seconds
-	in    []Candidate
-	cands []cand
+	opts   Options
+	lease  float64 // seconds
+	leaseD time.Duration
+	in     []Candidate
+	cands  []cand
 	// The candidates' rewards, set by prepare: the first two components
 	// and the length in the candidates' heap entries (candEntry), whole
 	// rewards of more than two components also in rest, which exists only
@@ -325,7 +326,7 @@ func (r *round) init(in Input, opts Options) error {
 			return &Error{Index: -1, Err: ErrNoFairRate, Msg: "AdvanceFairShare needs Accounts with TenantFairRate"}
 		}
 	}
-	r.opts, r.lease, r.p = opts, in.Lease.Seconds(), in.Placer
+	r.opts, r.lease, r.leaseD, r.p = opts, in.Lease.Seconds(), in.Lease, in.Placer
 	r.a, r.cloner, r.ccl, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, nil, 0, false, 0
 	r.hasRest = false
 	r.grantedGPUs = 0
@@ -1343,7 +1344,7 @@ func (r *round) addGrant(e *candEntry, ti int32, stage Stage, kind GrantKind, p 
 	t := &r.tenants[ti]
 	demand := r.demand(e)
 	rhoBefore := t.st.Account.Rho
-	t.st.Account = withAlloc(t.st.Account, preCredit(demand, r.lease))
+	t.st.Account = withAlloc(t.st.Account, preCredit(&r.opts, demand, r.leaseD))
 	t.st.Grants++
 	t.st.GPUs += demand
 	if len(r.res.Grants) == cap(r.res.Grants) {
@@ -1494,9 +1495,12 @@ func (r *round) finish() error {
 }
 
 // preCredit is what a grant of demand GPUs adds to its tenant's Alloc for
-// the rest of a round: demand × lease (in seconds).
-func preCredit(demand ledger.GPUs, lease float64) ledger.GPUSeconds {
-	return ledger.GPUSeconds(float64(demand) * lease)
+// the rest of a round: the hook's answer, or demand × lease (in seconds).
+func preCredit(opts *Options, demand ledger.GPUs, lease time.Duration) ledger.GPUSeconds {
+	if opts.PreCredit != nil {
+		return opts.PreCredit(demand, lease)
+	}
+	return LeaseCredit(demand, lease)
 }
 
 // withAlloc returns a with Alloc higher by credit and ρ recomputed.

@@ -198,3 +198,17 @@ func Lexicographic(rs ...Reward) Reward {
 		return out
 	}
 }
+
+// SmallestNewFirst is new-job priority with the smallest demand first: every
+// job that has never held a lease ranks above every job that has, and among
+// them the smaller gang goes first; −ρ_job decides within each demand and
+// among the jobs that ran (and the [TieBreak], by default the earlier
+// submission, after it). It is the order of a tenant's new jobs that keeps a
+// head-of-line gang that does not fit from holding back the tenant's small
+// jobs in the fair stage.
+func SmallestNewFirst(c *Candidate, job ledger.Account) Score {
+	if c.Leases == 0 && !c.Running {
+		return ScoreOf(1, 0-float64(c.Demand), 0-float64(job.Rho))
+	}
+	return ScoreOf(0, 0, 0-float64(job.Rho))
+}

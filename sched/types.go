@@ -135,6 +135,21 @@ func BySubmit(a, b *Candidate) int {
 	return cmp.Compare(a.Job, b.Job)
 }
 
+// PreCredit is the pre-credit hook: the GPU·seconds a grant of demand GPUs
+// for a lease adds to its tenant's Alloc for the rest of the round. It
+// must not be negative, and must not depend on the round's progress.
+type PreCredit func(demand ledger.GPUs, lease time.Duration) ledger.GPUSeconds
+
+// LeaseCredit is the default [PreCredit]: a full lease, demand × lease.
+func LeaseCredit(demand ledger.GPUs, lease time.Duration) ledger.GPUSeconds {
+	return ledger.GPUSeconds(float64(demand) * lease.Seconds())
+}
+
+// NoCredit is the [PreCredit] that credits nothing (the astraea-nocredit
+// ablation): a tenant keeps its place in Phase 1 however much it is
+// granted in the round.
+func NoCredit(ledger.GPUs, time.Duration) ledger.GPUSeconds { return 0 }
+
 // Options are a round's policy choices. The zero value is the paper's
 // algorithm with strict work conservation.
 type Options struct {
@@ -160,6 +175,12 @@ type Options struct {
 	// in Phase 2 order, a job that does not fit being skipped on its own, so
 	// that after the round no waiting candidate fits (work conservation).
 	NoBackfill bool
+	// PreCredit is what a grant adds to its tenant's Alloc for the rest of
+	// the round, so that Phase 1 sees what the tenant has just received;
+	// nil means [LeaseCredit] (demand × lease, the paper's). [NoCredit]
+	// turns the pre-credit off: Phase 1 then orders tenants by their
+	// accounts at the start of the round.
+	PreCredit PreCredit
 	// Trace, if set, is called once per decision, in order, for a
 	// step-by-step account of the round.
 	Trace func(Step)

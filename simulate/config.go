@@ -128,9 +128,21 @@ type Config struct {
 	// time. It must not retain the engine's state.
 	Progress func(done int, now time.Time)
 
-	// longWay makes the engine take none of its shortcuts (tests compare
-	// them against it).
-	longWay bool
+	// Placement is how gangs are placed, by every policy: on the fewest
+	// nodes they could occupy on an empty cluster (placement.Strict, the
+	// default) or on the fewest nodes the free GPUs allow
+	// (placement.FewestNodes, which spreads a gang when no node holds it).
+	Placement placement.Mode
+	// SpreadSlowdown, in (0, 1], is the rate at which a job placed on more
+	// nodes than its minimum (placement.Cluster.MinNodes) makes progress:
+	// s GPU·s of work per GPU·s held, until it is placed again. Zero means
+	// 1, no slowdown. Stats.SpreadSeconds reports what it cost.
+	SpreadSlowdown float64
+	// Exhaustive makes the engine take none of its shortcuts and ignore
+	// every trait a policy declares (see Traits): each tick with anything
+	// to decide calls the policy. Results must not differ (tests and
+	// CompareExhaustive compare).
+	Exhaustive bool
 }
 
 // Admission says when a submitted job enters the ledgers (Config.Admit).
@@ -211,24 +223,24 @@ func configErr(format string, args ...any) error {
 // ErrConfig. A command checks its flags with it before it spends any time
 // on a run. O(nodes).
 func (c Config) Validate() error {
-	_, _, err := c.cluster()
+	_, err := c.cluster()
 	return err
 }
 
 // cluster checks c and builds its cluster from its nodes.
-func (c *Config) cluster() ([]placement.Node, *placement.Cluster, error) {
+func (c *Config) cluster() (*placement.Cluster, error) {
 	if err := c.validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	nodes, err := c.nodes()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cl, err := placement.NewCluster(nodes)
+	cl, err := placement.NewCluster(nodes, placement.WithMode(c.Placement))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return nodes, cl, nil
+	return cl, nil
 }
 
 // nodes returns the cluster's nodes.
@@ -281,6 +293,10 @@ func (c *Config) validate() error {
 		return configErr("Lease %v must be longer than Checkpoint %v when CheckpointOnRenew is set", grantedLease(c.Lease), c.Checkpoint)
 	case c.Admit != AdmitOnSubmit && c.Admit != AdmitAtTick:
 		return configErr("unknown %v", c.Admit)
+	case c.Placement != placement.Strict && c.Placement != placement.FewestNodes:
+		return configErr("unknown placement %v", c.Placement)
+	case c.SpreadSlowdown < 0 || c.SpreadSlowdown > 1 || math.IsNaN(c.SpreadSlowdown):
+		return configErr("SpreadSlowdown %v must lie in (0, 1] (0 means 1)", c.SpreadSlowdown)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}

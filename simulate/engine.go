@@ -74,7 +74,7 @@ type job struct {
 	startAt time.Duration // while starting: when it will start holding
 	// doneD is when the job completes, as an offset, while its completion
 	// event is queued: a renewal that pauses the job moves it, and the
-	// event is moved only once it comes first (see settle; Config.longWay
+	// event is moved only once it comes first (see settle; Config.Exhaustive
 	// moves the event at every renewal)
 	doneD time.Duration
 	// leaseEndD is the lease end (st.LeaseEnd) as an offset, when
@@ -82,9 +82,6 @@ type job struct {
 	leaseEndD time.Duration
 	leaseSet  bool
 
-	// setIx is its place in a loose set of the engine, running or
-	// pending (a job is never in both; see runSet)
-	setIx  int32
 	listed bool // in the engine's list of expired leases this tick
 	// marks of apply: equal to the engine's stamp when the current decision
 	// preempts, grants or renews the job
@@ -166,7 +163,6 @@ type engine struct {
 	capacity int
 	quotas   map[string]float64 // normalised
 	cluster  *placement.Cluster
-	nodes    *nodeFree         // the cluster's free GPUs by node
 	books    []*ledger.Ledger  // books[0] accounts; every mode a figure needs once
 	metrics  *ledger.Ledger    // the book in Config.Metrics mode: job ρ, tenant totals
 	byMode   [2]*ledger.Ledger // the books by mode (DemandAware, QuotaShare), when kept
@@ -176,10 +172,11 @@ type engine struct {
 	arrived []*job
 	pending runSet // the jobs waiting for GPUs
 	running runSet
-	blind   bool // the policy is ProgressBlind
+	traits  Traits // what the policy lets the engine assume
 
 	expired     []*job      // lease ended since the last tick
 	expState    []*JobState // their states, for State.Expiring
+	expIDs      []string    // their ids, scratch of anyFitsWithout
 	demandCount []int       // pending jobs by GPU demand (index), at most the capacity
 	demands     []int       // distinct pending demands, ascending
 	q           eventQueue
@@ -199,7 +196,7 @@ type engine struct {
 	srcDone bool
 	lastSub time.Duration
 	// nextSub is next.Submit.Sub(start) when nextSubOK: the loop asks for
-	// it at every turn, readNext forgets it (Config.longWay computes it
+	// it at every turn, readNext forgets it (Config.Exhaustive computes it
 	// every time)
 	nextSub   time.Duration
 	nextSubOK bool
@@ -220,39 +217,21 @@ type engine struct {
 
 	boundaries []time.Duration // next interval end per Intervals entry
 	startSet   bool            // start is known: readNext excludes jobs beyond the Horizon
-	nextEnd    time.Duration   // the least of boundaries (never without any); Config.longWay looks at each
+	nextEnd    time.Duration   // the least of boundaries (never without any); Config.Exhaustive looks at each
 	// endSteps are the interval lengths whose ends staleBefore looks for:
 	// the shortest alone when every other is a multiple of it (every
 	// interval end is then one of its ends), else all of them
 	endSteps []time.Duration
 	tenants  []string // sorted tenant names
-	// pending jobs by tenant (index in tenants)
-	pendingByTenant [][]demandCount
-	freshByTenant   [][]*JobState   // pending jobs that never ran, by tenant
-	freshDemands    [][]demandCount // the distinct demands of freshByTenant[i]
 
 	// scratch space of apply, reused across ticks
 	stamp  uint64 // decision counter; a job's marks equal it when named
 	lapsed []*job
 	// jobs of a decision's preemptions and grants, reused by apply
 	preemptJobs, grantJobs []*job
-	// set while apply carries out a decision the cluster already holds
-	// (a plan left there by the policy, see roundPlan): its preemptions
-	// are released, its grants allocated
-	planReleased, planAllocated bool
-	plans                       bool // the policy is ASTRAEA itself: State.plans
-	// susp is the trimmer of the ASTRAEA policy the engine calls itself,
-	// to which it reports the suspended jobs as they come and go
-	// (State.suspended), or nil
-	susp *trimmer
-	// idleLease, when positive, is the lease with which the policy renews
-	// every expiring job at a tick at which nothing waits (and does
-	// nothing else): the engine then renews them itself (renewIdle)
-	idleLease time.Duration
-
-	res        Result
-	done       int
-	stallTicks int
+	res                    Result
+	done                   int
+	stallTicks             int
 }
 
 // Run simulates the jobs of src on the configured cluster under policy p and
@@ -265,7 +244,7 @@ type engine struct {
 // engine events, plus the policy's cost at each tick; ticks at which nothing
 // can change are skipped.
 func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
-	nodes, cl, err := cfg.cluster()
+	cl, err := cfg.cluster()
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +257,6 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 		src:      src,
 		capacity: cl.Capacity(),
 		cluster:  cl,
-		nodes:    newNodeFree(nodes),
 		jobs:     make(map[string]*job),
 		ov: lease.SimConfig{
 			Checkpoint:          cfg.Checkpoint,
@@ -287,19 +265,8 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 			NoRenewalCheckpoint: !cfg.CheckpointOnRenew,
 		},
 	}
-	_, e.blind = p.(ProgressBlind)
-	a, plans := p.(*Astraea)
-	e.plans = plans
-	if plans && a.keepsSuspended() {
-		e.susp = &a.trim
-		e.susp.attach()
-	}
-	e.running.loose = e.plans && !cfg.longWay
-	// ASTRAEA reads the suspended jobs from its groups and the new ones
-	// from freshByTenant, never State.Pending.
-	e.pending.loose = e.susp != nil && !cfg.longWay
-	if plans && a.renewsWhenIdle() && !cfg.longWay {
-		e.idleLease = grantedLease(cfg.Lease)
+	if tr, ok := p.(TraitsReporter); ok {
+		e.traits = tr.Traits()
 	}
 	if cfg.CheckEvery <= 0 {
 		e.cfg.CheckEvery = DefaultCheckEvery
@@ -308,9 +275,6 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	// Sum in a fixed order: float addition is not associative, and map
 	// order is random.
 	e.tenants = slices.Sorted(maps.Keys(cfg.Quotas))
-	e.pendingByTenant = make([][]demandCount, len(e.tenants))
-	e.freshByTenant = make([][]*JobState, len(e.tenants))
-	e.freshDemands = make([][]demandCount, len(e.tenants))
 	var sum float64
 	for _, t := range e.tenants {
 		sum += cfg.Quotas[t]
@@ -414,7 +378,7 @@ func modeIndex(m ledger.Mode) int {
 
 // setLeaseEnd sets job j's lease end to d (JobState.LeaseEnd at(d)), or
 // to none when set is false, and keeps d with the job, which the engine
-// compares with its clock instead of times (Config.longWay compares the
+// compares with its clock instead of times (Config.Exhaustive compares the
 // times).
 func (e *engine) setLeaseEnd(j *job, d time.Duration, set bool) {
 	j.leaseEndD, j.leaseSet = d, set
@@ -427,9 +391,9 @@ func (e *engine) setLeaseEnd(j *job, d time.Duration, set bool) {
 
 // leaseEndAt is e.at(d) for the end d of a lease granted or renewed now:
 // the jobs of one tick mostly share it, so the last one is kept
-// (Config.longWay converts every time).
+// (Config.Exhaustive converts every time).
 func (e *engine) leaseEndAt(d time.Duration) time.Time {
-	if !e.leaseEndOK || d != e.leaseEndD || e.cfg.longWay {
+	if !e.leaseEndOK || d != e.leaseEndD || e.cfg.Exhaustive {
 		e.leaseEnd, e.leaseEndD, e.leaseEndOK = e.at(d), d, true
 	}
 	return e.leaseEnd
@@ -517,7 +481,7 @@ func (e *engine) loop() error {
 			te = e.stale.min()
 		}
 		if e.hasNext {
-			if !e.nextSubOK || e.cfg.longWay {
+			if !e.nextSubOK || e.cfg.Exhaustive {
 				e.nextSub, e.nextSubOK = e.next.Submit.Sub(e.start), true
 			}
 			if e.nextSub < te {
@@ -564,12 +528,12 @@ func (e *engine) stalled() error {
 
 // advance moves the clock to t, closing tenant intervals that end by t.
 func (e *engine) advance(t time.Duration) error {
-	if t != e.now || e.cfg.longWay {
+	if t != e.now || e.cfg.Exhaustive {
 		// A tick mostly comes at the time of the step before it: the
-		// clock's time.Time is then kept (Config.longWay converts it).
+		// clock's time.Time is then kept (Config.Exhaustive converts it).
 		e.now, e.nowAt = t, e.at(t)
 	}
-	if t < e.nextEnd && !e.cfg.longWay {
+	if t < e.nextEnd && !e.cfg.Exhaustive {
 		return nil // no interval ends by t
 	}
 	e.nextEnd = never
@@ -591,11 +555,11 @@ func (e *engine) advance(t time.Duration) error {
 // constant extrapolation since its last event is exact.
 //
 // Once every job has been submitted, an interval that begins after the
-// last submission is not recorded: finish would drop it (Config.longWay
+// last submission is not recorded: finish would drop it (Config.Exhaustive
 // records it). The tail of a run whose last jobs run long after it closes
 // most of its intervals so.
 func (e *engine) closeInterval(length, end time.Duration) error {
-	if !e.hasNext && e.srcDone && end-length > e.lastSub && !e.cfg.longWay {
+	if !e.hasNext && e.srcDone && end-length > e.lastSub && !e.cfg.Exhaustive {
 		return nil
 	}
 	from, to := e.at(end-length), e.at(end)
@@ -628,7 +592,7 @@ func (e *engine) step(t time.Duration) error {
 	}
 	if live {
 		ev := e.q.pop()
-		if ev.kind == evLeaseEnd && !e.cfg.longWay {
+		if ev.kind == evLeaseEnd && !e.cfg.Exhaustive {
 			e.leaseEndsAt(ev, t)
 			return nil
 		}
@@ -677,8 +641,7 @@ func (e *engine) submit() error {
 	if err != nil {
 		return fmt.Errorf("%w: job %s (line %d): %w", ErrBadJob, tj.ID, tj.Line, err)
 	}
-	ti, _ := slices.BinarySearch(e.tenants, tj.Tenant) // the tenant has a quota
-	j := &job{st: JobState{Job: tj, Remaining: tj.Duration, tenant: int32(ti)}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived, prog: prog}
+	j := &job{st: JobState{Job: tj, Remaining: tj.Duration}, id: ledger.JobID(tj.ID), tenant: ledger.TenantID(tj.Tenant), phase: phArrived, prog: prog}
 	j.st.eng = j
 	if e.cfg.Admit == AdmitOnSubmit {
 		if err := e.admit(j, t); err != nil {
@@ -770,10 +733,10 @@ func (e *engine) staleAt(t time.Duration) {
 // the same interval end), before the clock passes the first interval end
 // after t; stepping there closes the intervals that a step at t would
 // have closed, in the same order, with nothing applied in between. A
-// renewal that pauses a job replaces its completion so (Config.longWay
+// renewal that pauses a job replaces its completion so (Config.Exhaustive
 // keeps every time, as staleAt).
 func (e *engine) staleBefore(t, later time.Duration) {
-	if e.cfg.longWay || later < t {
+	if e.cfg.Exhaustive || later < t {
 		e.staleAt(t)
 		return
 	}
@@ -960,9 +923,9 @@ func (e *engine) begin(j *job) error {
 	j.st.LastStart = at
 	j.doneD = e.completesAt(j, at)
 	e.q.push(event{at: j.doneD, kind: evComplete, j: j.idx, gen: j.gen})
-	if e.cfg.longWay && !j.st.LeaseEnd.IsZero() {
+	if e.cfg.Exhaustive && !j.st.LeaseEnd.IsZero() {
 		e.q.push(event{at: j.st.LeaseEnd.Sub(e.start), kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
-	} else if !e.cfg.longWay && j.leaseSet {
+	} else if !e.cfg.Exhaustive && j.leaseSet {
 		e.q.push(event{at: j.leaseEndD, kind: evLeaseEnd, j: j.idx, gen: j.leaseGen})
 	}
 	return nil
@@ -989,15 +952,9 @@ func (e *engine) modelErr(j *job, err error) error {
 // leaveCluster frees a running job's GPUs in the cluster and takes it out
 // of the running set (it finishes or is suspended).
 func (e *engine) leaveCluster(j *job) error {
-	if !e.planReleased {
-		if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
-			return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
-		}
+	if _, err := e.cluster.Release(j.st.Job.ID); err != nil {
+		return fmt.Errorf("%w: releasing job %s: %w", ErrInvariant, j.st.Job.ID, err)
 	}
-	// The cluster held the job's placement (Config.Check compares the
-	// free counts with the cluster's), whose slots' nodes the state
-	// numbers.
-	e.nodes.change(j.st.Placement, j.st.slotNodes, +1)
 	e.running.remove(j)
 	return nil
 }
@@ -1145,22 +1102,14 @@ func (e *engine) check() error {
 		set  *runSet
 		name string
 	}{{&e.running, "running"}, {&e.pending, "pending"}} {
-		if !c.set.loose && !slices.IsSortedFunc(c.set.states, compareJobs) {
+		if !slices.IsSortedFunc(c.set.states, compareJobs) {
 			return fmt.Errorf("%w: the %s set is out of order", ErrInvariant, c.name)
-		}
-		for i, s := range c.set.states {
-			if c.set.loose && int(s.eng.setIx) != i {
-				return fmt.Errorf("%w: %s job %s is at %d of the %s set, its record says %d", ErrInvariant, c.name, s.Job.ID, i, c.name, s.eng.setIx)
-			}
 		}
 	}
 	var used int
 	for _, s := range e.running.states {
 		if s.eng == nil || &s.eng.st != s || e.jobs[s.Job.ID] != s.eng {
 			return fmt.Errorf("%w: running job %s does not lead to its record", ErrInvariant, s.Job.ID)
-		}
-		if (len(s.slotNodes) > 0 || !e.cfg.longWay) && !slices.Equal(s.slotNodes, e.nodes.slotNodes(s.Placement, nil)) {
-			return fmt.Errorf("%w: running job %s keeps the nodes %v of its slots, they are %v", ErrInvariant, s.Job.ID, s.slotNodes, e.nodes.slotNodes(s.Placement, nil))
 		}
 		if j := s.eng; j.leaseSet == s.LeaseEnd.IsZero() || j.leaseSet && !e.at(j.leaseEndD).Equal(s.LeaseEnd) {
 			return fmt.Errorf("%w: running job %s has lease end %v, its record says %v (%v)", ErrInvariant, s.Job.ID, s.LeaseEnd, e.at(j.leaseEndD), j.leaseSet)
@@ -1169,7 +1118,7 @@ func (e *engine) check() error {
 			// Its completion is queued, at its time or, postponed by
 			// renewals, before it (settle).
 			ev, ok := e.q.get(j.idx, slotRun)
-			if done := e.completesAt(j, e.nowAt); !ok || ev.kind != evComplete || j.doneD != done || ev.at > done || e.cfg.longWay && ev.at != done {
+			if done := e.completesAt(j, e.nowAt); !ok || ev.kind != evComplete || j.doneD != done || ev.at > done || e.cfg.Exhaustive && ev.at != done {
 				return fmt.Errorf("%w: running job %s completes at %v, its record says %v, its queued event %+v (%v)", ErrInvariant, s.Job.ID, done, j.doneD, ev, ok)
 			}
 		}
@@ -1181,45 +1130,9 @@ func (e *engine) check() error {
 	if free := e.cluster.Free(); used+free != e.capacity {
 		return fmt.Errorf("%w: running jobs hold %d GPUs and %d are free, of %d", ErrInvariant, used, free, e.capacity)
 	}
-	for n := range e.cluster.Nodes() {
-		i := e.nodes.index(n.ID)
-		if f := e.nodes.freeAt(i); f != n.Free {
-			return fmt.Errorf("%w: node %s has %d free GPUs, the engine counts %d", ErrInvariant, n.ID, n.Free, f)
-		}
-		if i >= 0 && e.nodes.mark[i] != 0 {
-			return fmt.Errorf("%w: node %s is still marked in a list of gains", ErrInvariant, n.ID)
-		}
-	}
-	if e.susp != nil {
-		if err := e.susp.checkSuspended(e.pending.states); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvariant, err)
-		}
-	}
-	// Each tenant's waiting demands and never-run jobs, which ASTRAEA's
-	// shortcuts read, are those of the pending list.
-	demands := make([][]demandCount, len(e.tenants))
-	fresh := make([][]*JobState, len(e.tenants))
-	freshDemands := make([][]demandCount, len(e.tenants))
-	pending := e.pending.states
-	if e.pending.loose {
-		pending = slices.SortedFunc(slices.Values(pending), compareJobs)
-	}
-	for _, s := range pending {
+	for _, s := range e.pending.states {
 		if s.eng == nil || &s.eng.st != s || e.jobs[s.Job.ID] != s.eng || s.Status != Pending {
 			return fmt.Errorf("%w: pending job %s does not lead to its record", ErrInvariant, s.Job.ID)
-		}
-		demands[s.tenant] = countDemand(demands[s.tenant], s.Job.GPUs, +1)
-		if !s.Ran {
-			fresh[s.tenant] = append(fresh[s.tenant], s)
-			freshDemands[s.tenant] = countDemand(freshDemands[s.tenant], s.Job.GPUs, +1)
-		}
-	}
-	for i, t := range e.tenants {
-		if !slices.Equal(demands[i], e.pendingByTenant[i]) || !slices.Equal(fresh[i], e.freshByTenant[i]) {
-			return fmt.Errorf("%w: tenant %s has waiting demands %v and never-run jobs %d, the engine counts %v and %d", ErrInvariant, t, demands[i], len(fresh[i]), e.pendingByTenant[i], len(e.freshByTenant[i]))
-		}
-		if !slices.Equal(freshDemands[i], e.freshDemands[i]) {
-			return fmt.Errorf("%w: tenant %s has never-run jobs of demands %v, the engine counts %v", ErrInvariant, t, freshDemands[i], e.freshDemands[i])
 		}
 	}
 	return nil

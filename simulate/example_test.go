@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/simulate"
+	"github.com/astraea-sched/astraea/simulate/astraea"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
@@ -21,7 +22,7 @@ func ExampleRun() {
 		{ID: "b-eval", Tenant: "b", GPUs: 8, Submit: t0.Add(time.Minute), Duration: 5 * time.Minute},
 	})
 	cfg := simulate.DefaultConfig(1, 8, map[string]float64{"a": 1, "b": 1})
-	p, err := simulate.NewAstraea(simulate.DefaultAstraeaOptions())
+	p, err := astraea.New(astraea.DefaultOptions())
 	if err != nil {
 		panic(err)
 	}
@@ -36,42 +37,4 @@ func ExampleRun() {
 	// Output:
 	// b-eval: start +15m10s, end +20m10s, preempted 0×, ρ 0.5217
 	// a-train: start +0s, end +1h6m10s, preempted 1×, ρ 1.8489
-}
-
-// Tenant b's sixteen 1-GPU jobs, started a minute apart, fill two 8-GPU
-// nodes; their leases end one at a time. Tenant a's 16-GPU job never fits
-// what one lease end frees, so the paper's round sends a out of play at
-// every tick and renews b's job: the gang waits for b's jobs to end. With
-// ReserveAfter, once the gang has been a's blocked pick for ten minutes
-// the policy drains both nodes for it (b's jobs are not renewed) and the
-// gang starts within a lease.
-func ExampleAstraeaOptions_reserveAfter() {
-	t0 := time.Date(2020, 9, 7, 0, 0, 0, 0, time.UTC)
-	var jobs []trace.Job
-	for i := range 16 {
-		jobs = append(jobs, trace.Job{ID: fmt.Sprintf("b%02d", i), Tenant: "b", GPUs: 1,
-			Submit: t0.Add(time.Duration(i) * time.Minute), Duration: 3 * time.Hour})
-	}
-	jobs = append(jobs, trace.Job{ID: "gang", Tenant: "a", GPUs: 16, Submit: t0.Add(20 * time.Minute), Duration: time.Hour})
-	cfg := simulate.DefaultConfig(2, 8, map[string]float64{"a": 1, "b": 1})
-	for _, after := range []time.Duration{0, 10 * time.Minute} {
-		o := simulate.DefaultAstraeaOptions()
-		o.ReserveAfter = after
-		p, err := simulate.NewAstraea(o)
-		if err != nil {
-			panic(err)
-		}
-		res, err := simulate.Run(cfg, trace.FromJobs(jobs), p)
-		if err != nil {
-			panic(err)
-		}
-		for _, j := range res.Run.Jobs {
-			if j.ID == "gang" {
-				fmt.Printf("ReserveAfter %v: the gang waits %v\n", after, j.FirstStart.Sub(j.Submit))
-			}
-		}
-	}
-	// Output:
-	// ReserveAfter 0s: the gang waits 2h57m0s
-	// ReserveAfter 10m0s: the gang waits 25m10s
 }

@@ -1,8 +1,6 @@
 package simulate
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -34,13 +32,6 @@ func (s Status) String() string {
 
 // JobState is the engine's view of one job; policies read it, never mutate it.
 type JobState struct {
-	// trim is ASTRAEA's record of the job while it waits (see trimmer):
-	// a slot here costs a policy nothing to reach, where a map would cost
-	// a lookup per waiting job and tick, and nothing to allocate. The
-	// engine never reads it. It comes first, beside Leases and Ran, so
-	// that what a round reads of each waiting job shares two cache lines.
-	trim waiting
-
 	Leases      int  // leases granted so far (renewals count)
 	Ran         bool // has run at least once
 	Job         trace.Job
@@ -52,23 +43,13 @@ type JobState struct {
 	Remaining   time.Duration       // Job.Duration - Attained (policies that model prediction error add their own noise)
 	Preemptions int
 
-	// tenant is the index of the job's tenant in State.tenants.
-	tenant int32
 	// eng is the engine's record of the job, whose state this is.
 	eng *job
-	// slotNodes are the numbers of Placement's slots' nodes in the
-	// engine's free counts (see nodeFree) while the job runs; slotBuf
-	// holds them for a placement of one or two slots (most), which then
-	// allocates nothing.
-	slotNodes []int32
-	slotBuf   [2]int32
 }
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running
 // jobs (allocation id = job ID); a policy that plans must Clone it. Pending and
-// Running are sorted by (Submit, ID) (both are in no particular order for
-// the ASTRAEA policy itself, which reads neither where the engine reports
-// its suspended jobs: see runSet).
+// Running are sorted by (Submit, ID).
 type State struct {
 	Now      time.Time
 	Interval time.Duration
@@ -87,42 +68,6 @@ type State struct {
 	Accounts       ledger.View        // two-level accounts at Now (the engine's ledger; Eq. 16 unless configured)
 	Quotas         map[string]float64 // tenant -> weight (normalised so Σ = 1)
 	Capacity       int                // cluster GPUs
-
-	// nodes is the engine's count of free GPUs by node (its cluster is
-	// consolidated); nil in a State the engine did not build.
-	nodes *nodeFree
-	// plans: the engine calls the policy itself (no wrapper in between)
-	// and takes over a round ASTRAEA leaves on the cluster (see roundPlan).
-	plans bool
-	// suspended: the engine reports the suspended jobs of Pending to the
-	// policy's trimmer as they come and go (see suspGroup).
-	suspended bool
-	// tenants are the tenant names, sorted; pendingByTenant[i] lists the
-	// distinct demands of tenants[i]'s pending jobs, ascending (nil in a
-	// State the engine did not build).
-	tenants         []string
-	pendingByTenant [][]demandCount
-	// freshByTenant[i] are the pending jobs of tenants[i] that never ran,
-	// sorted by (Submit, ID); freshDemands[i] lists their distinct
-	// demands, ascending.
-	freshByTenant [][]*JobState
-	freshDemands  [][]demandCount
-}
-
-// demandCount is how many pending jobs of a tenant ask for d GPUs.
-type demandCount struct{ d, n int }
-
-// countDemand adds n (±1) jobs of demand d to the list ds, kept ascending
-// without zero counts. O(len(ds)).
-func countDemand(ds []demandCount, d, n int) []demandCount {
-	i, ok := slices.BinarySearchFunc(ds, d, func(x demandCount, d int) int { return cmp.Compare(x.d, d) })
-	if !ok {
-		return slices.Insert(ds, i, demandCount{d: d, n: n})
-	}
-	if ds[i].n += n; ds[i].n == 0 {
-		return slices.Delete(ds, i, i+1)
-	}
-	return ds
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.
@@ -141,15 +86,6 @@ type Grant struct {
 type Decision struct {
 	Preempt []string
 	Grants  []Grant
-
-	// plan is the round ASTRAEA left on the engine's cluster for this
-	// decision (see roundPlan), or nil.
-	plan *roundPlan
-	// renewsExpiring: ASTRAEA, called by the engine itself, renews every
-	// expiring job in place, Grants[i] being State.Expiring[i], and does
-	// nothing else (see renewAll); the engine then skips looking the jobs
-	// up (see applyRenewals).
-	renewsExpiring bool
 }
 
 // Policy decides, at each scheduling tick, which jobs hold GPUs.
@@ -164,8 +100,31 @@ type Policy interface {
 // wakeup is needed.
 type Waker interface{ NextWakeup(s *State) time.Time }
 
-// ProgressBlind is implemented by a policy that never reads Attained or
-// Remaining of running jobs. The engine then skips refreshing them at every
-// tick, which costs O(running jobs) per tick; pending jobs' values stay exact
-// either way.
-type ProgressBlind interface{ ProgressBlind() }
+// Traits is what a policy declares the engine may assume of it, each an
+// opportunity to skip work that the policy's decisions do not depend on.
+// The zero value assumes nothing. Config.Exhaustive makes the engine
+// ignore every trait, so that a test can compare the two runs (see
+// CompareExhaustive): a trait the policy does not honour shows as a
+// difference.
+type Traits struct {
+	// ProgressBlind: the policy never reads Attained or Remaining of
+	// running jobs. The engine then skips refreshing them at every tick,
+	// which costs O(running jobs) per tick; pending jobs' values stay
+	// exact either way.
+	ProgressBlind bool
+	// IdleWhenNothingFits: at a tick at which no lease ends, the policy
+	// decides nothing when no pending job fits the free GPUs (as
+	// placement.Cluster.Fits says). The engine then does not call it at
+	// such ticks, which it tells in O(distinct pending demands).
+	IdleWhenNothingFits bool
+	// RenewsWhenNothingFits: at a tick at which some leases end and no
+	// pending job would fit even if every expiring job let go of its GPUs
+	// (placement.Cluster.PlaceWithout), the policy renews every expiring
+	// job in place for Config.Lease (DefaultLease when it is zero) and
+	// decides nothing else. The engine then renews them itself, in
+	// O(distinct pending demands) looks at the cluster.
+	RenewsWhenNothingFits bool
+}
+
+// TraitsReporter is implemented by a policy that declares Traits.
+type TraitsReporter interface{ Traits() Traits }

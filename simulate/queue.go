@@ -473,43 +473,17 @@ func removeSorted(s []*JobState, x *JobState) []*JobState {
 // (JobState.eng), so that a tick reaches the jobs without lookups, and one
 // array is shifted per change: O(log n) to find the place plus a copy of
 // the tail, for n jobs.
-//
-// A loose set keeps them in no particular order instead, each record
-// knowing its place (job.setIx: a job is never running and pending at
-// once), so that a change costs O(1): the last state takes the place of a
-// removed one. The engine keeps its running set loose for the ASTRAEA
-// policy it calls itself, which never reads State.Running, and its pending
-// set too where it reports the suspended jobs to the policy's trimmer
-// (State.suspended): ASTRAEA then reads the waiting jobs from its groups
-// and from freshByTenant, not from State.Pending.
+
 type runSet struct {
 	states []*JobState
-	loose  bool
 }
 
 func (r *runSet) insert(j *job) {
-	if r.loose {
-		j.setIx = int32(len(r.states))
-		r.states = append(r.states, &j.st)
-		return
-	}
 	i, _ := slices.BinarySearchFunc(r.states, &j.st, compareJobs)
 	r.states = slices.Insert(r.states, i, &j.st)
 }
 
 func (r *runSet) remove(j *job) {
-	if r.loose {
-		i, last := int(j.setIx), len(r.states)-1
-		if i < 0 || i > last || r.states[i] != &j.st {
-			return
-		}
-		r.states[i] = r.states[last]
-		r.states[i].eng.setIx = int32(i)
-		r.states[last] = nil
-		r.states = r.states[:last]
-		j.setIx = -1
-		return
-	}
 	i, ok := slices.BinarySearchFunc(r.states, &j.st, compareJobs)
 	if !ok || r.states[i] != &j.st {
 		return

@@ -31,13 +31,18 @@ func (e *engine) tick(t time.Duration) error {
 		e.arrived = e.arrived[:0]
 	}
 	e.collectExpired()
-	if e.idleLease > 0 && len(e.pending.states) == 0 {
-		err := e.renewIdle()
-		e.clearExpired()
-		if err != nil {
-			return err
+	if !e.cfg.Exhaustive {
+		if e.traits.IdleWhenNothingFits && len(e.expired) == 0 && !e.anyFits() {
+			return e.checkAt()
 		}
-		return e.checkAt()
+		if e.traits.RenewsWhenNothingFits && len(e.expired) > 0 && !e.anyFitsWithout() {
+			err := e.renewAll()
+			e.clearExpired()
+			if err != nil {
+				return err
+			}
+			return e.checkAt()
+		}
 	}
 	s := e.fillState()
 	d, err := e.pol.Schedule(s)
@@ -67,14 +72,50 @@ func (e *engine) checkAt() error {
 	return nil
 }
 
-// renewIdle renews every expiring job in place for engine.idleLease, as
-// the policy decides at a tick at which nothing waits (and as
-// applyRenewals would carry out), without a state, a call of the policy
-// or a decision: the tick then costs its renewals, O(e) for e expiring
-// jobs (none: nothing).
-func (e *engine) renewIdle() error {
+// anyFits reports whether some pending job fits the free GPUs now (see
+// Traits.IdleWhenNothingFits): O(distinct pending demands) placement
+// checks, the demands being ascending and Fits monotone in them.
+func (e *engine) anyFits() bool {
+	free := e.cluster.Free()
+	for _, d := range e.demands {
+		if d > free {
+			return false
+		}
+		if e.cluster.Fits(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyFitsWithout reports whether some pending job would fit if every
+// expiring job let go of its GPUs (see Traits.RenewsWhenNothingFits).
+func (e *engine) anyFitsWithout() bool {
+	ids := e.expIDs[:0]
+	gpus := 0
 	for _, j := range e.expired {
-		if err := e.renew(j, Grant{Job: j.st.Job.ID, Lease: e.idleLease, Renew: true}); err != nil {
+		ids = append(ids, j.st.Job.ID)
+		gpus += j.st.Job.GPUs
+	}
+	e.expIDs = ids
+	free := e.cluster.Free() + gpus
+	for _, d := range e.demands {
+		if d > free {
+			return false
+		}
+		if _, err := e.cluster.PlaceWithout(d, ids); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// renewAll renews every expiring job in place for the configured lease
+// (see Traits.RenewsWhenNothingFits).
+func (e *engine) renewAll() error {
+	l := grantedLease(e.cfg.Lease)
+	for _, j := range e.expired {
+		if err := e.renew(j, Grant{Job: j.st.Job.ID, Lease: l, Renew: true}); err != nil {
 			return err
 		}
 	}
@@ -86,30 +127,23 @@ func (e *engine) renewIdle() error {
 // ledger view at now.
 func (e *engine) fillState() *State {
 	at := e.nowAt
-	if !e.blind {
+	if !e.traits.ProgressBlind || e.cfg.Exhaustive {
 		for _, s := range e.running.states {
 			s.eng.progressed(at)
 		}
 	}
 	e.state = State{
-		Now:             at,
-		Interval:        e.cfg.Interval,
-		Lease:           e.cfg.Lease,
-		Cluster:         e.cluster,
-		Pending:         e.pending.states,
-		Running:         e.running.states,
-		Expiring:        e.expState,
-		PendingDemands:  e.demands,
-		Accounts:        e.books[0].View(at),
-		Quotas:          e.quotas,
-		Capacity:        e.capacity,
-		nodes:           e.nodes,
-		plans:           e.plans,
-		suspended:       e.susp != nil,
-		tenants:         e.tenants,
-		pendingByTenant: e.pendingByTenant,
-		freshByTenant:   e.freshByTenant,
-		freshDemands:    e.freshDemands,
+		Now:            at,
+		Interval:       e.cfg.Interval,
+		Lease:          e.cfg.Lease,
+		Cluster:        e.cluster,
+		Pending:        e.pending.states,
+		Running:        e.running.states,
+		Expiring:       e.expState,
+		PendingDemands: e.demands,
+		Accounts:       e.books[0].View(at),
+		Quotas:         e.quotas,
+		Capacity:       e.capacity,
 	}
 	return &e.state
 }
@@ -120,7 +154,7 @@ func (e *engine) collectExpired() {
 	keep := e.expired[:0]
 	for _, j := range e.expired {
 		ended := j.leaseSet && j.leaseEndD <= e.now
-		if e.cfg.longWay {
+		if e.cfg.Exhaustive {
 			ended = !j.st.LeaseEnd.IsZero() && !j.st.LeaseEnd.After(e.nowAt)
 		}
 		if j.phase == phRunning && ended && !j.listed {
@@ -163,33 +197,18 @@ func (e *engine) badDecision(job, format string, args ...any) error {
 // also get a new grant in the same decision: it moves, paying a checkpoint
 // and a cold start.
 func (e *engine) apply(d Decision) error {
-	if d.renewsExpiring && !e.cfg.longWay {
-		return e.applyRenewals(d)
-	}
 	err := e.applyDecision(d)
-	// Forget the decision's jobs and plan (a deferred call would cost more:
+	// Forget the decision's jobs (a deferred call would cost more:
 	// applyDecision has too many returns for an inlined one).
 	wipe(e.preemptJobs)
 	wipe(e.grantJobs)
 	e.preemptJobs, e.grantJobs = e.preemptJobs[:0], e.grantJobs[:0]
-	e.planReleased, e.planAllocated = false, false
 	return err
 }
 
-// applyDecision is apply's work; apply clears what it leaves in the
-// engine (the decision's jobs, the plan's flags).
+// applyDecision is apply's work; apply forgets the decision's jobs it
+// leaves in the engine.
 func (e *engine) applyDecision(d Decision) error {
-	if d.plan != nil {
-		if !d.plan.matches(d) {
-			if err := d.plan.undo(); err != nil {
-				return fmt.Errorf("%w: policy %s at %v: %w", ErrInvariant, e.pol.Name(), e.nowAt, err)
-			}
-			d.plan = nil
-		}
-		// The cluster already holds the decision: its preemptions are
-		// released and its grants allocated there.
-		e.planReleased, e.planAllocated = d.plan != nil, d.plan != nil
-	}
 	now := e.now
 	e.stamp++
 	st := e.stamp
@@ -232,7 +251,6 @@ func (e *engine) applyDecision(d Decision) error {
 			return err
 		}
 	}
-	e.planReleased = false // the plan released no other job
 	// A running job whose lease ended and that was not renewed is suspended.
 	lapsed := e.lapsed[:0]
 	for _, j := range e.expired {
@@ -270,29 +288,6 @@ func (e *engine) applyDecision(d Decision) error {
 	return nil
 }
 
-// applyRenewals carries out a decision that renews every expiring job in
-// place and does nothing else (Decision.renewsExpiring), as apply would:
-// the jobs are the engine's own list of expiring jobs, in the order of
-// State.Expiring, so none is looked up by id, and none can be unknown,
-// named twice, not running, or lapse. Each grant must still name its job
-// (checked at the cost of a string comparison, usually of one pointer).
-// O(e) renewals for e expiring jobs.
-func (e *engine) applyRenewals(d Decision) error {
-	if len(d.Preempt) > 0 || len(d.Grants) != len(e.expired) {
-		return fmt.Errorf("%w: policy %s at %v: a renewal of every expiring job lists %d grants and %d preemptions for %d expiring jobs", ErrInvariant, e.pol.Name(), e.nowAt, len(d.Grants), len(d.Preempt), len(e.expired))
-	}
-	for i, j := range e.expired {
-		g := d.Grants[i]
-		if !g.Renew || g.Lease < 0 || g.Job != j.st.Job.ID || j.st.Status != Running {
-			return fmt.Errorf("%w: policy %s at %v: grant %d of a renewal of every expiring job is not job %s's renewal", ErrInvariant, e.pol.Name(), e.nowAt, i, j.st.Job.ID)
-		}
-		if err := e.renew(j, g); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // preempt suspends a running job now: it stops making progress, writes its
 // checkpoint while still holding its GPUs, then releases them. A job still
 // waiting for its start barrier is simply put back.
@@ -322,7 +317,6 @@ func (e *engine) preempt(j *job) error {
 	j.phase = phPending
 	j.st.Status = Pending
 	j.st.Placement = placement.Placement{}
-	j.st.slotNodes = j.st.slotNodes[:0]
 	e.setLeaseEnd(j, 0, false)
 	j.progressed(at)
 	e.addPending(j)
@@ -358,7 +352,7 @@ func (e *engine) renew(j *job, g Grant) error {
 	e.res.Stats.Renewals++
 	j.st.Leases++
 	j.leaseGen++
-	if e.cfg.longWay || e.q.hasLeaseEnd(j.idx) { // not when its lease end was taken out (the usual case)
+	if e.cfg.Exhaustive || e.q.hasLeaseEnd(j.idx) { // not when its lease end was taken out (the usual case)
 		e.drop(j, slotLease)
 	}
 	from := now
@@ -383,7 +377,7 @@ func (e *engine) renew(j *job, g Grant) error {
 		// The new completion takes the stale one's place in the queue:
 		// at once the long way, else when the event comes first (settle).
 		done := e.completesAt(j, at)
-		if e.cfg.longWay {
+		if e.cfg.Exhaustive {
 			j.gen++
 			if old, ok := e.q.replace(event{at: done, kind: evComplete, j: j.idx, gen: j.gen}); ok {
 				e.staleBefore(old.at, done)
@@ -423,18 +417,9 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	if p.GPUs() != j.st.Job.GPUs {
 		return e.badDecision(g.Job, "placement of %d GPUs for a gang of %d", p.GPUs(), j.st.Job.GPUs)
 	}
-	if !e.planAllocated {
-		if err := e.cluster.Allocate(j.st.Job.ID, p); err != nil {
-			return e.badDecision(g.Job, "allocation failed: %v", err)
-		}
+	if err := e.cluster.Allocate(j.st.Job.ID, p); err != nil {
+		return e.badDecision(g.Job, "allocation failed: %v", err)
 	}
-	if !e.cfg.longWay {
-		if j.st.slotNodes == nil {
-			j.st.slotNodes = j.st.slotBuf[:0]
-		}
-		j.st.slotNodes = e.nodes.slotNodes(p, j.st.slotNodes)
-	}
-	e.nodes.change(p, j.st.slotNodes, -1)
 	e.removePending(j)
 	j.st.Status = Running
 	j.st.Placement = p
@@ -459,14 +444,6 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 
 func (e *engine) addPending(j *job) {
 	e.pending.insert(j)
-	if e.susp != nil && j.st.Ran {
-		e.susp.suspend(&j.st)
-	}
-	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, +1)
-	if !j.st.Ran {
-		e.freshByTenant[j.st.tenant] = insertSorted(e.freshByTenant[j.st.tenant], &j.st)
-		e.freshDemands[j.st.tenant] = countDemand(e.freshDemands[j.st.tenant], j.st.Job.GPUs, +1)
-	}
 	d := j.st.Job.GPUs
 	if d >= len(e.demandCount) {
 		e.demandCount = append(e.demandCount, make([]int, d+1-len(e.demandCount))...)
@@ -480,14 +457,6 @@ func (e *engine) addPending(j *job) {
 
 func (e *engine) removePending(j *job) {
 	e.pending.remove(j)
-	if e.susp != nil && j.st.Ran {
-		e.susp.resume(&j.st)
-	}
-	e.pendingByTenant[j.st.tenant] = countDemand(e.pendingByTenant[j.st.tenant], j.st.Job.GPUs, -1)
-	if !j.st.Ran {
-		e.freshByTenant[j.st.tenant] = removeSorted(e.freshByTenant[j.st.tenant], &j.st)
-		e.freshDemands[j.st.tenant] = countDemand(e.freshDemands[j.st.tenant], j.st.Job.GPUs, -1)
-	}
 	d := j.st.Job.GPUs
 	e.demandCount[d]--
 	if e.demandCount[d] == 0 {

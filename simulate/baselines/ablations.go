@@ -1,10 +1,12 @@
 package baselines
 
-import "github.com/astraea-sched/astraea/simulate"
+import (
+	"github.com/astraea-sched/astraea/simulate/astraea"
+)
 
 // Ablations returns the three ASTRAEA ablations of the paper's discussion,
-// package simulate's ASTRAEA policy with one option of
-// simulate.DefaultAstraeaOptions changed:
+// package astraea's policy with one option of astraea.DefaultOptions
+// changed:
 //
 //   - "astraea-eq8": tenant accounts by Eq. 8 (fair share = min(demand,
 //     quota)) instead of Eq. 16 (quota, accruing while idle);
@@ -14,10 +16,10 @@ import "github.com/astraea-sched/astraea/simulate"
 //     a tenant can be picked again in the same round without seeing what it
 //     was just given.
 //
-// The constructors are those of simulate.Policies, so either table gives the
+// The constructors are those of astraea.Policies, so either table gives the
 // same runs.
 func Ablations() []Entry {
-	p := simulate.Policies()
+	p := astraea.Policies()
 	return []Entry{
 		{"astraea-eq8", "ASTRAEA with Eq. 8 (demand-aware) tenant accounts", p["astraea-eq8"]},
 		{"astraea-single", "ASTRAEA without the tenant level (job ledger only)", p["astraea-single"]},

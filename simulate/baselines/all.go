@@ -34,9 +34,9 @@ func All() []Entry {
 }
 
 // Constructors returns [All] as a name → constructor map, the shape of
-// simulate.Policies, so that a command can merge the baselines with the
+// astraea.Policies, so that a command can merge the baselines with the
 // ASTRAEA policy and its ablations ("astraea-eq8", "astraea-single",
-// "astraea-nocredit"), which package simulate provides itself.
+// "astraea-nocredit"), which package astraea provides.
 func Constructors() map[string]simulate.Constructor {
 	all := All()
 	m := make(map[string]simulate.Constructor, len(all))

@@ -68,9 +68,9 @@ func NewAlloX(cfg AlloXConfig) (*AlloX, error) {
 // Name is "allox".
 func (a *AlloX) Name() string { return "allox" }
 
-// ProgressBlind tells the engine that this policy never reads the progress
-// (Attained, Remaining) of running jobs, so it need not refresh them.
-func (a *AlloX) ProgressBlind() {}
+// Traits tells the engine that this policy never reads the progress of
+// running jobs.
+func (a *AlloX) Traits() simulate.Traits { return simulate.Traits{ProgressBlind: true} }
 
 // Schedule starts the shortest jobs of the tenants furthest below their fair
 // share, then (unless Strict) of the others.

@@ -34,9 +34,9 @@ func (f *FIFO) Name() string {
 	return "fifo"
 }
 
-// ProgressBlind tells the engine that this policy never reads the progress
-// (Attained, Remaining) of running jobs, so it need not refresh them.
-func (f *FIFO) ProgressBlind() {}
+// Traits tells the engine that this policy never reads the progress of
+// running jobs.
+func (f *FIFO) Traits() simulate.Traits { return simulate.Traits{ProgressBlind: true} }
 
 // Schedule starts pending jobs in submission order while they fit.
 func (f *FIFO) Schedule(s *simulate.State) (simulate.Decision, error) {

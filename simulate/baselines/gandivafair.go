@@ -109,9 +109,9 @@ func tickets(s *simulate.State, tenants []string) map[string]float64 {
 	return out
 }
 
-// ProgressBlind tells the engine that this policy never reads the progress
-// (Attained, Remaining) of running jobs, so it need not refresh them.
-func (g *GandivaFair) ProgressBlind() {}
+// Traits tells the engine that this policy never reads the progress of
+// running jobs.
+func (g *GandivaFair) Traits() simulate.Traits { return simulate.Traits{ProgressBlind: true} }
 
 // Schedule rebuilds the allocation at a quantum boundary and otherwise fills
 // idle GPUs in pass order.

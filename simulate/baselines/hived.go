@@ -170,9 +170,9 @@ func (vc *hivedVC) release(uses []cellUse) {
 	}
 }
 
-// ProgressBlind tells the engine that this policy never reads the progress
-// (Attained, Remaining) of running jobs, so it need not refresh them.
-func (h *HiveD) ProgressBlind() {}
+// Traits tells the engine that this policy never reads the progress of
+// running jobs.
+func (h *HiveD) Traits() simulate.Traits { return simulate.Traits{ProgressBlind: true} }
 
 // Schedule reconciles finished jobs, admits guaranteed jobs (reclaiming
 // cells from opportunistic ones), then fills idle GPUs opportunistically.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/simulate"
+	"github.com/astraea-sched/astraea/simulate/astraea"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
@@ -62,8 +63,8 @@ func TestTableIsFresh(t *testing.T) {
 	}
 }
 
-func TestAblationsMatchSimulatePolicies(t *testing.T) {
-	pols := simulate.Policies()
+func TestAblationsMatchAstraeaPolicies(t *testing.T) {
+	pols := astraea.Policies()
 	for _, e := range Ablations() {
 		if e.New == nil {
 			t.Fatalf("%s has no constructor", e.Name)
@@ -76,7 +77,7 @@ func TestAblationsMatchSimulatePolicies(t *testing.T) {
 			t.Errorf("Name() = %q, want %q", p.Name(), e.Name)
 		}
 		if _, ok := pols[e.Name]; !ok {
-			t.Errorf("simulate.Policies has no %q", e.Name)
+			t.Errorf("astraea.Policies has no %q", e.Name)
 		}
 	}
 }
@@ -84,9 +85,9 @@ func TestAblationsMatchSimulatePolicies(t *testing.T) {
 // The policies that skip progress refreshes must not read it: they are the
 // ones whose decisions depend only on pending jobs' values and placements.
 var (
-	_ simulate.ProgressBlind = (*FIFO)(nil)
-	_ simulate.ProgressBlind = (*YARNCS)(nil)
-	_ simulate.ProgressBlind = (*HiveD)(nil)
-	_ simulate.ProgressBlind = (*AlloX)(nil)
-	_ simulate.ProgressBlind = (*GandivaFair)(nil)
+	_ simulate.TraitsReporter = (*FIFO)(nil)
+	_ simulate.TraitsReporter = (*YARNCS)(nil)
+	_ simulate.TraitsReporter = (*HiveD)(nil)
+	_ simulate.TraitsReporter = (*AlloX)(nil)
+	_ simulate.TraitsReporter = (*GandivaFair)(nil)
 )

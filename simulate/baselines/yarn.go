@@ -65,9 +65,9 @@ type yarnQueue struct {
 	blocked bool
 }
 
-// ProgressBlind tells the engine that this policy never reads the progress
-// (Attained, Remaining) of running jobs, so it need not refresh them.
-func (y *YARNCS) ProgressBlind() {}
+// Traits tells the engine that this policy never reads the progress of
+// running jobs.
+func (y *YARNCS) Traits() simulate.Traits { return simulate.Traits{ProgressBlind: true} }
 
 // Schedule starts queue heads, least-served queue first, within capacities.
 func (y *YARNCS) Schedule(s *simulate.State) (simulate.Decision, error) {

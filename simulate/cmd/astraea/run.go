@@ -17,6 +17,7 @@ import (
 
 	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/simulate"
+	"github.com/astraea-sched/astraea/simulate/astraea"
 	"github.com/astraea-sched/astraea/simulate/baselines"
 	"github.com/astraea-sched/astraea/simulate/metrics"
 	"github.com/astraea-sched/astraea/simulate/trace"
@@ -89,7 +90,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.overhead, "overhead", true, "run each policy again without overheads to report the preemption overhead")
 	fs.StringVar(&o.metricsMode, "metrics", "eq16", "fairness mode of the reported ρ: eq16 or eq8")
 	fs.StringVar(&o.admit, "admit", simulate.AdmitOnSubmit.String(), "when a job's accounts start: \"submit\" (its submission) or \"tick\" (the first scheduling tick that sees it)")
-	fs.DurationVar(&o.reserveAfter, "reserve-after", simulate.DefaultReserveAfter, "how long the astraea-reserve policy lets the most under-served tenant's blocked gang wait before it holds nodes for it")
+	fs.DurationVar(&o.reserveAfter, "reserve-after", astraea.DefaultReserveAfter, "how long the astraea-reserve policy lets the most under-served tenant's blocked gang wait before it holds nodes for it")
 	fs.BoolVar(&o.check, "check", false, "check ledger and cluster invariants periodically during the run")
 	fs.IntVar(&o.parallel, "parallel", 0, "policies simulated at once (0: as many as processors); the output does not depend on it")
 	fs.StringVar(&o.profileName, "profile", defaultProfile, "`NAME` of a bundle of conventions ("+profileNames()+"); a flag given overrides its value")
@@ -235,7 +236,7 @@ const reservePolicy = "astraea-reserve"
 // constructors are every policy the command knows: ASTRAEA and its variants,
 // and the baselines.
 func constructors() map[string]simulate.Constructor {
-	m := simulate.Policies()
+	m := astraea.Policies()
 	maps.Copy(m, baselines.Constructors())
 	return m
 }
@@ -361,9 +362,9 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	}
 	cons := constructors()
 	cons[reservePolicy] = func() (simulate.Policy, error) {
-		opt := simulate.DefaultAstraeaOptions()
+		opt := astraea.DefaultOptions()
 		opt.Name, opt.ReserveAfter = reservePolicy, o.reserveAfter
-		return simulate.NewAstraea(opt)
+		return astraea.New(opt)
 	}
 	names, err := selectPolicies(o.policies, cons)
 	if err != nil {

@@ -1,8 +1,9 @@
-package simulate
+package astraea
 
 import (
 	"errors"
 	"fmt"
+	"github.com/astraea-sched/astraea/simulate"
 	"io"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func benchRun(b *testing.B, s snapshot) {
 	cfg := s.config(b, dir)
 	b.ReportAllocs()
 	b.ResetTimer()
-	var r *Result
+	var r *simulate.Result
 	for b.Loop() {
 		r = s.run(b, dir, cfg)
 	}
@@ -89,17 +90,17 @@ func BenchmarkPhillyPrefix(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cfg := DefaultConfig(210, 8, q)
+			cfg := simulate.DefaultConfig(210, 8, q)
 			path := filepath.Join(dir, fmt.Sprintf("philly_%dd.csv", days))
 			b.ReportAllocs()
-			var r *Result
+			var r *simulate.Result
 			for b.Loop() {
 				src, err := trace.Open(path, trace.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				p, _ := NewAstraea(DefaultAstraeaOptions())
-				if r, err = Run(cfg, src, p); err != nil {
+				p, _ := New(DefaultOptions())
+				if r, err = simulate.Run(cfg, src, p); err != nil {
 					b.Fatal(err)
 				}
 				src.Close()
@@ -114,11 +115,11 @@ func BenchmarkPhillyPrefix(b *testing.B) {
 // BenchmarkSyntheticDefault runs the embedded default workload (5,200 jobs)
 // on 100 × 8 GPUs: what the command runs with no flags.
 func BenchmarkSyntheticDefault(b *testing.B) {
-	cfg := DefaultConfig(100, 8, trace.SyntheticQuotas())
+	cfg := simulate.DefaultConfig(100, 8, trace.SyntheticQuotas())
 	b.ReportAllocs()
 	for b.Loop() {
-		p, _ := NewAstraea(DefaultAstraeaOptions())
-		if _, err := Run(cfg, trace.Synthetic(trace.DefaultSynthetic()), p); err != nil {
+		p, _ := New(DefaultOptions())
+		if _, err := simulate.Run(cfg, trace.Synthetic(trace.DefaultSynthetic()), p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -137,13 +138,13 @@ func BenchmarkSyntheticScale(b *testing.B) {
 		b.Run(fmt.Sprintf("%dd", days), func(b *testing.B) {
 			sc := trace.DefaultSynthetic()
 			sc.Jobs, sc.Span = 750*days, time.Duration(days)*24*time.Hour
-			cfg := DefaultConfig(130, 8, trace.SyntheticQuotas())
+			cfg := simulate.DefaultConfig(130, 8, trace.SyntheticQuotas())
 			b.ReportAllocs()
-			var r *Result
+			var r *simulate.Result
 			for b.Loop() {
-				p, _ := NewAstraea(DefaultAstraeaOptions())
+				p, _ := New(DefaultOptions())
 				var err error
-				if r, err = Run(cfg, trace.Synthetic(sc), p); err != nil {
+				if r, err = simulate.Run(cfg, trace.Synthetic(sc), p); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,8 +1,9 @@
-package simulate
+package astraea
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/astraea-sched/astraea/simulate"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ var (
 	phillySnapshot = snapshot{"philly/philly_2week_snapshot.csv", "", 210}
 )
 
-func (s snapshot) config(t testing.TB, dir string) Config {
+func (s snapshot) config(t testing.TB, dir string) simulate.Config {
 	t.Helper()
 	var q map[string]float64
 	var err error
@@ -40,21 +41,21 @@ func (s snapshot) config(t testing.TB, dir string) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return DefaultConfig(s.nodes, 8, q)
+	return simulate.DefaultConfig(s.nodes, 8, q)
 }
 
-func (s snapshot) run(t testing.TB, dir string, cfg Config) *Result {
+func (s snapshot) run(t testing.TB, dir string, cfg simulate.Config) *simulate.Result {
 	t.Helper()
 	r, err := trace.Open(filepath.Join(dir, s.trace), trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p, err := NewAstraea(DefaultAstraeaOptions())
+	p, err := New(DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(cfg, r, p)
+	res, err := simulate.Run(cfg, r, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +65,12 @@ func (s snapshot) run(t testing.TB, dir string, cfg Config) *Result {
 // reproduce runs the snapshot twice at once (with invariant checks), jobs
 // admitted as admit says, checks that both runs are byte-identical in JSON
 // and returns the summary.
-func reproduce(t *testing.T, s snapshot, admit Admission) (metrics.Summary, *Result) {
+func reproduce(t *testing.T, s snapshot, admit simulate.Admission) (metrics.Summary, *simulate.Result) {
 	dir := testtraces.Dir(t)
 	cfg := s.config(t, dir)
 	cfg.Check, cfg.CheckEvery = true, 8192
 	cfg.Admit = admit
-	var res [2]*Result
+	var res [2]*simulate.Result
 	var wg sync.WaitGroup
 	for i := range res {
 		wg.Add(1)
@@ -97,7 +98,7 @@ func reproduce(t *testing.T, s snapshot, admit Admission) (metrics.Summary, *Res
 	return sum, res[0]
 }
 
-func logSummary(t *testing.T, name string, sum metrics.Summary, r *Result, paperJobs, paperTenants string) {
+func logSummary(t *testing.T, name string, sum metrics.Summary, r *simulate.Result, paperJobs, paperTenants string) {
 	t.Logf("%s: %d jobs (%d excluded), %d ticks, %d renewals, %d preemptions, simulated %v → %v",
 		name, r.Stats.Jobs, r.Stats.Excluded, r.Stats.Ticks, r.Stats.Renewals, r.Stats.Preemptions, r.Stats.Start, r.Stats.End)
 	t.Logf("%s sharing-loss jobs (ρ_job < 0.95): ours %.1f %%, paper %s", name, 100*sum.SharingLossJobs, paperJobs)
@@ -113,7 +114,7 @@ func logSummary(t *testing.T, name string, sum metrics.Summary, r *Result, paper
 // GPUs, official VC quotas, and logs its figures beside the paper's, with
 // jobs admitted at their submission and at the tick.
 func TestReproduceVenus(t *testing.T) {
-	for _, a := range []Admission{AdmitOnSubmit, AdmitAtTick} {
+	for _, a := range []simulate.Admission{simulate.AdmitOnSubmit, simulate.AdmitAtTick} {
 		t.Run("admit="+a.String(), func(t *testing.T) {
 			sum, r := reproduce(t, venusSnapshot, a)
 			logSummary(t, "Venus", sum, r, "7.1 %", "5.2 %")
@@ -125,7 +126,7 @@ func TestReproduceVenus(t *testing.T) {
 // GPUs, quotas ∝ requested GPUs (the paper's rule); the paper publishes no
 // Philly percentages.
 func TestReproducePhilly(t *testing.T) {
-	for _, a := range []Admission{AdmitOnSubmit, AdmitAtTick} {
+	for _, a := range []simulate.Admission{simulate.AdmitOnSubmit, simulate.AdmitAtTick} {
 		t.Run("admit="+a.String(), func(t *testing.T) {
 			sum, r := reproduce(t, phillySnapshot, a)
 			logSummary(t, "Philly", sum, r, "not published", "not published")

@@ -1,7 +1,8 @@
-package simulate
+package astraea
 
 import (
 	"fmt"
+	"github.com/astraea-sched/astraea/simulate"
 	"slices"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // at 1,000 s, never fits what one lease end frees. a is the most
 // under-served tenant at every round, so the round tries its gang first,
 // sends a out of play, and renews b's job.
-func starvingGang() (Config, []trace.Job) {
+func starvingGang() (simulate.Config, []trace.Job) {
 	cfg := testConfig(2, 8, "a", "b")
 	var jobs []trace.Job
 	for i := range 16 {
@@ -30,21 +31,21 @@ func starvingGang() (Config, []trace.Job) {
 
 func TestReserveServesAStarvingGang(t *testing.T) {
 	cfg, jobs := starvingGang()
-	plain, _ := NewAstraea(DefaultAstraeaOptions())
+	plain, _ := New(DefaultOptions())
 	r := mustRun(t, cfg, src(jobs...), plain)
 	if got := jobByID(t, r, "gang").FirstStart.Sub(t0); got < sec(10_000) {
 		t.Fatalf("without reservations the gang starts at %v; the workload no longer starves it", got)
 	}
 
-	o := DefaultAstraeaOptions()
+	o := DefaultOptions()
 	o.Name, o.ReserveAfter = "astraea-reserve", 600*time.Second
-	reserving, _ := NewAstraea(o)
+	reserving, _ := New(o)
 	r = mustRun(t, cfg, src(jobs...), reserving)
 	// The gang is the blocked pick from the 1,000 s tick, reserved (both
 	// nodes) at the first tick 600 s later, and b's jobs there are not
 	// renewed: each goes at its lease end, within 900 s, after its 10 s
 	// checkpoint. The gang starts at the tick after the last release.
-	latest := sec(1000) + o.ReserveAfter + cfg.Interval + DefaultLease + cfg.Checkpoint + cfg.Interval
+	latest := sec(1000) + o.ReserveAfter + cfg.Interval + simulate.DefaultLease + cfg.Checkpoint + cfg.Interval
 	g := jobByID(t, r, "gang")
 	if got := g.FirstStart.Sub(t0); got > latest {
 		t.Errorf("with reservations the gang starts at %v, want by %v", got, latest)
@@ -64,8 +65,8 @@ func TestReserveServesAStarvingGang(t *testing.T) {
 // granted or renewed on its nodes, and the job is granted within a lease,
 // two checkpoints and two ticks of the reservation.
 type reserveWatcher struct {
-	a        *Astraea
-	cfg      Config
+	a        *Policy
+	cfg      simulate.Config
 	t        *rapid.T
 	job      string    // the reservation awaiting its grant, if any
 	reserved time.Time // when it was made
@@ -74,7 +75,7 @@ type reserveWatcher struct {
 
 func (w *reserveWatcher) Name() string              { return w.a.Name() }
 func (w *reserveWatcher) AccountsMode() ledger.Mode { return w.a.AccountsMode() }
-func (w *reserveWatcher) Schedule(s *State) (Decision, error) {
+func (w *reserveWatcher) Schedule(s *simulate.State) (simulate.Decision, error) {
 	before, active := w.a.reserver.Held()
 	d, err := w.a.Schedule(s)
 	if err != nil {
@@ -84,13 +85,13 @@ func (w *reserveWatcher) Schedule(s *State) (Decision, error) {
 	// hold it (the reservation is spent; the rest of its nodes is free for
 	// all), nor once it started elsewhere.
 	job := string(before.Job)
-	granted := slices.ContainsFunc(d.Grants, func(g Grant) bool { return g.Job == job })
-	pending := slices.ContainsFunc(s.Pending, func(js *JobState) bool { return js.Job.ID == job })
+	granted := slices.ContainsFunc(d.Grants, func(g simulate.Grant) bool { return g.Job == job })
+	pending := slices.ContainsFunc(s.Pending, func(js *simulate.JobState) bool { return js.Job.ID == job })
 	if active && pending && !granted {
 		for _, g := range d.Grants {
 			p := g.Placement
 			if g.Renew {
-				k := slices.IndexFunc(s.Expiring, func(js *JobState) bool { return js.Job.ID == g.Job })
+				k := slices.IndexFunc(s.Expiring, func(js *simulate.JobState) bool { return js.Job.ID == g.Job })
 				p = s.Expiring[k].Placement
 			}
 			if slices.ContainsFunc(p.Slots, func(sl placement.Slot) bool { return slices.Contains(before.Nodes, sl.Node) }) {
@@ -98,7 +99,7 @@ func (w *reserveWatcher) Schedule(s *State) (Decision, error) {
 			}
 		}
 	}
-	if w.job != "" && slices.ContainsFunc(d.Grants, func(g Grant) bool { return g.Job == w.job }) {
+	if w.job != "" && slices.ContainsFunc(d.Grants, func(g simulate.Grant) bool { return g.Job == w.job }) {
 		lease := grantedLease(w.cfg.Lease)
 		bound := lease + 2*w.cfg.Checkpoint + 2*w.cfg.Interval
 		if got := s.Now.Sub(w.reserved); got > bound {
@@ -120,12 +121,12 @@ func TestPropertyReservationHoldsItsNodes(t *testing.T) {
 	made := 0
 	rapid.Check(t, func(t *rapid.T) {
 		cfg, jobs := genVariedWorkload(t)
-		o := DefaultAstraeaOptions()
+		o := DefaultOptions()
 		o.ReserveAfter = time.Duration(rapid.SampledFrom([]int{1, 30, 300}).Draw(t, "reserveAfter")) * time.Second
 		o.SingleLevel = rapid.Bool().Draw(t, "single")
-		a, _ := NewAstraea(o)
+		a, _ := New(o)
 		w := &reserveWatcher{a: a, cfg: cfg, t: t}
-		r, err := Run(cfg, src(jobs...), w)
+		r, err := simulate.Run(cfg, src(jobs...), w)
 		if err != nil {
 			t.Fatal(err)
 		}
