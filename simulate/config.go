@@ -243,13 +243,41 @@ func (c *Config) cluster() (*placement.Cluster, error) {
 	return cl, nil
 }
 
+// MaxNodes and MaxClusterGPUs bound the cluster a run simulates, so that a
+// configuration is refused before anything is allocated: a node costs
+// about a kilobyte across the cluster and the engine, and the engine keeps
+// tables indexed by GPU count. Clusters of today (10⁴–10⁵ GPUs) are far
+// inside both.
+const (
+	MaxNodes       = 1 << 20
+	MaxClusterGPUs = 1 << 24
+)
+
 // nodes returns the cluster's nodes.
 func (c *Config) nodes() ([]placement.Node, error) {
 	if len(c.Nodes) > 0 {
+		if len(c.Nodes) > MaxNodes {
+			return nil, configErr("%d Nodes, more than MaxNodes %d", len(c.Nodes), MaxNodes)
+		}
+		total := 0
+		for _, n := range c.Nodes {
+			if n.GPUs > 0 && n.GPUs <= MaxClusterGPUs { // placement refuses other counts by name
+				total += n.GPUs
+			}
+		}
+		if total > MaxClusterGPUs {
+			return nil, configErr("Nodes hold %d GPUs, more than MaxClusterGPUs %d", total, MaxClusterGPUs)
+		}
 		return c.Nodes, nil
 	}
 	if c.NodeCount <= 0 || c.GPUsPerNode <= 0 {
 		return nil, configErr("need Nodes or NodeCount > 0 and GPUsPerNode > 0 (got %d × %d)", c.NodeCount, c.GPUsPerNode)
+	}
+	if c.NodeCount > MaxNodes {
+		return nil, configErr("NodeCount %d is more than MaxNodes %d", c.NodeCount, MaxNodes)
+	}
+	if c.GPUsPerNode > MaxClusterGPUs/c.NodeCount {
+		return nil, configErr("%d × %d GPUs is more than MaxClusterGPUs %d", c.NodeCount, c.GPUsPerNode, MaxClusterGPUs)
 	}
 	width := len(fmt.Sprint(c.NodeCount - 1))
 	width = max(width, 4)

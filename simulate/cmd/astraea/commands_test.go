@@ -120,6 +120,10 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 	}{
 		{[]string{"-nodes", "0"}, "-nodes must be > 0", simulate.ErrConfig},
 		{[]string{"-gpus-per-node", "-1"}, "-gpus-per-node must be > 0", simulate.ErrConfig},
+		{[]string{"-nodes", "9223372036854775807"}, "-nodes must be at most 1048576", simulate.ErrConfig},
+		{[]string{"-nodes", "10000000"}, "-nodes must be at most 1048576", simulate.ErrConfig},
+		{[]string{"-gpus-per-node", "9223372036854775807"}, "-gpus-per-node 9223372036854775807 × -nodes 100 must be at most 16777216 GPUs", simulate.ErrConfig},
+		{[]string{"-nodes", "1048576", "-gpus-per-node", "17"}, "-gpus-per-node 17 × -nodes 1048576 must be at most", simulate.ErrConfig},
 		{[]string{"-interval", "0s"}, "-interval must be > 0", simulate.ErrConfig},
 		{[]string{"-lease", "0s"}, "-lease must be > 0", simulate.ErrConfig},
 		{[]string{"-checkpoint", "-1s"}, "-checkpoint must lie in [0, ", simulate.ErrConfig},
@@ -145,6 +149,7 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{"-checkpoint", "0s", "-coldstart", "0s", "-iteration", "0s"},
 		{"-lease", "5s", "-checkpoint", "5s", "-checkpoint-on-renew=false", "-coldstart", "1s"},
 		{"-parallel", "0"},
+		{"-nodes", "1048576", "-gpus-per-node", "16"},
 	} {
 		if err := checkFlags(mustParse(t, args...)); err != nil {
 			t.Errorf("%q refused: %v", args, err)

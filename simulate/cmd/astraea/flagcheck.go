@@ -34,7 +34,9 @@ func checkFlags(o options) error {
 		err       error
 	}{
 		{o.nodes > 0, "nodes", fmt.Sprintf("must be > 0 (got %d)", o.nodes), simulate.ErrConfig},
+		{o.nodes <= simulate.MaxNodes, "nodes", fmt.Sprintf("must be at most %d (got %d)", simulate.MaxNodes, o.nodes), simulate.ErrConfig},
 		{o.gpn > 0, "gpus-per-node", fmt.Sprintf("must be > 0 (got %d)", o.gpn), simulate.ErrConfig},
+		{o.gpn <= simulate.MaxClusterGPUs/max(o.nodes, 1), "gpus-per-node", fmt.Sprintf("%d × -nodes %d must be at most %d GPUs", o.gpn, o.nodes, simulate.MaxClusterGPUs), simulate.ErrConfig},
 		{o.interval > 0, "interval", fmt.Sprintf("must be > 0 (got %v)", o.interval), simulate.ErrConfig},
 		{o.lease > 0, "lease", fmt.Sprintf("must be > 0 (got %v)", o.lease), simulate.ErrConfig},
 		{span(o.checkpoint), "checkpoint", fmt.Sprintf("must lie in [0, %v] (got %v)", lease.MaxSpan, o.checkpoint), simulate.ErrConfig},

@@ -1,0 +1,34 @@
+package simulate
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// FuzzConfigValidate: no configuration makes Validate panic or allocate a
+// cluster beyond MaxNodes and MaxClusterGPUs; an oversized one is
+// ErrConfig.
+func FuzzConfigValidate(f *testing.F) {
+	f.Add(100, 8, int64(10*time.Second), int64(15*time.Minute), int64(10*time.Second), int64(30*time.Second))
+	f.Add(9223372036854775807, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0))
+	f.Add(10000000, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0))
+	f.Add(100, 9223372036854775807, int64(time.Second), int64(time.Hour), int64(0), int64(0))
+	f.Add(1, 1, int64(-1), int64(-1), int64(-1), int64(1<<62))
+	f.Fuzz(func(t *testing.T, nodes, gpn int, interval, lease, ckpt, cold int64) {
+		cfg := DefaultConfig(nodes, gpn, map[string]float64{"x": 1})
+		cfg.Interval, cfg.Lease = time.Duration(interval), time.Duration(lease)
+		cfg.Checkpoint, cfg.ColdStart = time.Duration(ckpt), time.Duration(cold)
+		oversized := nodes > MaxNodes || (nodes > 0 && gpn > MaxClusterGPUs/nodes)
+		if !oversized && nodes > 4096 {
+			return // a valid large cluster: building it only costs time
+		}
+		err := cfg.Validate()
+		if oversized && !errors.Is(err, ErrConfig) {
+			t.Fatalf("%d × %d GPUs: %v, want ErrConfig", nodes, gpn, err)
+		}
+		if err != nil && !errors.Is(err, ErrConfig) {
+			t.Fatalf("an error that is not ErrConfig: %v", err)
+		}
+	})
+}
