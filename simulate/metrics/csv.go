@@ -1,11 +1,11 @@
 package metrics
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,32 +122,18 @@ func checkPolicies(runs []Run) error {
 	return nil
 }
 
-func writeCSVFile(path string, header []string, rows func(emit func(...string) error) error) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("metrics: %w", cerr)
+func writeCSVFile(path string, header []string, rows func(emit func(...string) error) error) error {
+	return writeAtomic(path, func(out io.Writer) error {
+		w := csv.NewWriter(out)
+		if err := w.Write(header); err != nil {
+			return err
 		}
-	}()
-	bw := bufio.NewWriter(f)
-	w := csv.NewWriter(bw)
-	if err := w.Write(header); err != nil {
-		return fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	if err := rows(func(rec ...string) error { return w.Write(rec) }); err != nil {
-		return fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	return nil
+		if err := rows(func(rec ...string) error { return w.Write(rec) }); err != nil {
+			return err
+		}
+		w.Flush()
+		return w.Error()
+	})
 }
 
 func tfmt(t time.Time) string {

@@ -1,9 +1,9 @@
 package metrics
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -280,14 +280,10 @@ func (f *figure) save(path string) error {
 	plotC, legendC := f.layout(dc)
 	f.p.Draw(plotC)
 	f.legend.Draw(legendC)
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	return nil
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
 }
 
 func newPlot(title, x, y string, logX bool) *plot.Plot {

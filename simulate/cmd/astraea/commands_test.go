@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -164,4 +166,33 @@ func mustParse(t *testing.T, args ...string) options {
 		t.Fatalf("parse %q: %v", args, err)
 	}
 	return o
+}
+
+// TestAnUnwritableOutIsRefusedFirst: an -out directory the command cannot
+// write to is refused under the flag's name before anything runs.
+func TestAnUnwritableOutIsRefusedFirst(t *testing.T) {
+	var dirs []string
+	if runtime.GOOS == "linux" {
+		dirs = append(dirs, "/proc/self") // a directory no one may create files in, root included
+	}
+	if os.Geteuid() != 0 {
+		ro := t.TempDir()
+		if err := os.Chmod(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, ro)
+	}
+	if len(dirs) == 0 {
+		t.Skip("no unwritable directory on this system for this user")
+	}
+	for _, dir := range dirs {
+		var out bytes.Buffer
+		err := run([]string{"-out", dir, "-quiet", "-jobs", "50"}, &out, io.Discard)
+		if err == nil || !strings.HasPrefix(err.Error(), "-out "+dir+" is not writable") {
+			t.Errorf("-out %s: %v", dir, err)
+		}
+		if out.Len() > 0 {
+			t.Errorf("-out %s: printed %q before refusing", dir, out.String())
+		}
+	}
 }

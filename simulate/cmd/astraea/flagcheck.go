@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/astraea-sched/astraea/lease"
@@ -53,6 +54,28 @@ func checkFlags(o options) error {
 		if !c.ok {
 			return &flagError{flag: c.flag, msg: c.msg, err: c.err}
 		}
+	}
+	return nil
+}
+
+// checkOutDir makes the -out directory and proves it writable with a file
+// it creates and removes, so that a read-only or missing directory fails
+// before the simulation, not after it.
+func checkOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-out %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".astraea-probe-")
+	if err != nil {
+		return fmt.Errorf("-out %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	err = f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("-out %s is not writable: %w", dir, err)
 	}
 	return nil
 }

@@ -401,7 +401,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 		return nil, err
 	}
 	if o.out != "" {
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
+		if err := checkOutDir(o.out); err != nil {
 			return nil, err
 		}
 	}
