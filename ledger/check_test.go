@@ -5,6 +5,16 @@ import (
 	"time"
 )
 
+// seriesOf builds a series of the given breakpoints, each in a block of its
+// own and unchecked.
+func seriesOf(ps ...point) series {
+	var s series
+	for _, p := range ps {
+		s.st.open(p)
+	}
+	return s
+}
+
 // Check finds each kind of corruption it documents. Every case breaks one
 // invariant of a sample ledger (with a running job) behind the API's back.
 func TestCheckFindsCorruption(t *testing.T) {
@@ -64,6 +74,11 @@ func TestCheckFindsCorruption(t *testing.T) {
 		{"a group miscounting its jobs", Unbounded(), func(l *Ledger) { tnt(l, "a").groups[0].n++ }},
 		{"a group at the wrong index", Unbounded(), func(l *Ledger) { tnt(l, "a").groups[0].ix = 7 }},
 		{"the cluster's capacity rate off", Unbounded(), func(l *Ledger) { l.capacity = 23 }},
+		{"two breakpoints at one time", Unbounded(), func(l *Ledger) { l.capa = seriesOf(point{t: 5, r: 24}, point{t: 5, r: 24}) }},
+		{"breakpoints out of order", Unbounded(), func(l *Ledger) { l.capa = seriesOf(point{t: 5, r: 16}, point{t: 7, r: 16}, point{t: 6, r: 24}) }},
+		{"a breakpoint after now", Unbounded(), func(l *Ledger) { l.capa = seriesOf(point{t: l.now + 1, r: 24}) }},
+		{"a breakpoint before the clock began", Unbounded(), func(l *Ledger) { l.capa = seriesOf(point{t: -1, r: 24}) }},
+		{"a negative breakpoint value", Unbounded(), func(l *Ledger) { l.capa = seriesOf(point{t: 0, v: -1, r: 24}) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := build(t, tc.history)
