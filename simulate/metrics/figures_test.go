@@ -284,19 +284,20 @@ func TestFitX(t *testing.T) {
 	}
 }
 
-// Runs are coloured with the eight Okabe–Ito colours (Okabe & Ito, "Color
-// Universal Design", 2008), each once, then again in the same order.
+// Runs are coloured with the Okabe–Ito colours (Okabe & Ito, "Color
+// Universal Design", 2008), grey in place of their yellow, each once, then
+// again in the same order.
 func TestRunColorsAreOkabeIto(t *testing.T) {
 	okabeIto := map[[3]uint8]string{
 		{0, 0, 0}: "black", {230, 159, 0}: "orange", {86, 180, 233}: "sky blue", {0, 158, 115}: "bluish green",
-		{240, 228, 66}: "yellow", {0, 114, 178}: "blue", {213, 94, 0}: "vermillion", {204, 121, 167}: "reddish purple",
+		{136, 136, 136}: "grey", {0, 114, 178}: "blue", {213, 94, 0}: "vermillion", {204, 121, 167}: "reddish purple",
 	}
 	seen := map[[3]uint8]bool{}
 	for i := range len(okabeIto) {
 		c := RunColor(i)
 		k := [3]uint8{c.R, c.G, c.B}
 		if _, ok := okabeIto[k]; !ok || c.A != 255 || seen[k] {
-			t.Errorf("run %d: colour %v is not a fresh opaque Okabe–Ito colour", i, c)
+			t.Errorf("run %d: colour %v is not a fresh opaque Okabe–Ito colour or grey", i, c)
 		}
 		seen[k] = true
 		if again := RunColor(i + len(okabeIto)); again != c {
