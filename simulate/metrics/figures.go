@@ -95,10 +95,36 @@ var (
 // its cumulative ρ since the start of the run, read at the end of every
 // interval of the shortest length.
 func WriteFigures(dir string, runs ...Run) error {
+	return writeFigures(dir, runs, nil)
+}
+
+// WritePhaseFigures is WriteFigures for policies run at several tick
+// phases: phases[i] holds policy i's runs, one per phase. The figures draw
+// each policy's first run as WriteFigures does, and the two CDFs (ρ_job and
+// slowdown) shade beneath each line the band between the lowest and the
+// highest of its runs' CDFs, so that what varies with the phase shows. The
+// time series are the first run's.
+func WritePhaseFigures(dir string, phases ...[]Run) error {
+	firsts := make([]Run, len(phases))
+	bands := map[string][]plotter.XYs{RhoJobCDFSVG: make([]plotter.XYs, len(phases)), SlowdownCDFSVG: make([]plotter.XYs, len(phases))}
+	for i, runs := range phases {
+		if len(runs) == 0 {
+			return fmt.Errorf("metrics: policy %d has no run", i)
+		}
+		firsts[i] = runs[0]
+		if len(runs) > 1 {
+			bands[RhoJobCDFSVG][i] = cdfBand(runs, rhoValues, false)
+			bands[SlowdownCDFSVG][i] = cdfBand(runs, slowdownValues, true)
+		}
+	}
+	return writeFigures(dir, firsts, bands)
+}
+
+func writeFigures(dir string, runs []Run, bands map[string][]plotter.XYs) error {
 	if err := checkPolicies(runs); err != nil {
 		return err
 	}
-	figs, err := buildFigures(runs)
+	figs, err := buildFigures(runs, bands)
 	if err != nil {
 		return err
 	}
@@ -113,8 +139,9 @@ func WriteFigures(dir string, runs ...Run) error {
 	return nil
 }
 
-// buildFigures makes the figures WriteFigures writes, in memory.
-func buildFigures(runs []Run) ([]*figure, error) {
+// buildFigures makes the figures WriteFigures writes, in memory, with the
+// bands, by figure file, to shade beneath each run's line (nil: none).
+func buildFigures(runs []Run, bands map[string][]plotter.XYs) ([]*figure, error) {
 	origin := originOf(runs)
 	lastSubmit, cut := window(runs)
 	every := "interval"
@@ -142,6 +169,11 @@ func buildFigures(runs []Run) ([]*figure, error) {
 			}
 		}
 		for i, r := range runs {
+			if b := bands[sp.file]; b != nil && b[i] != nil {
+				if err := f.band(b[i], RunColor(i)); err != nil {
+					return nil, fmt.Errorf("metrics: %s: %w", sp.file, err)
+				}
+			}
 			if err := f.addLine(sp.series(r), RunStyle(i), r.Policy); err != nil {
 				return nil, fmt.Errorf("metrics: %s: %w", sp.file, err)
 			}
@@ -247,6 +279,20 @@ func (f *figure) shade(from, to float64, name string) error {
 	pg.LineStyle.Width = 0
 	f.p.Add(pg)
 	f.legend.Add(name, pg)
+	return nil
+}
+
+// band shades the polygon xy in a light tint of c, under the lines that
+// follow it. It has no legend entry: the line of its run names it.
+func (f *figure) band(xy plotter.XYs, c color.RGBA) error {
+	pg, err := plotter.NewPolygon(xy)
+	if err != nil {
+		return err
+	}
+	pg.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 60}
+	pg.LineStyle.Width = 0
+	f.addGrid()
+	f.p.Add(pg)
 	return nil
 }
 
@@ -403,24 +449,72 @@ func clipRho(r ledger.Rho) float64 {
 	return float64(r)
 }
 
-func rhoJobCDF(r Run) plotter.XYs {
+func rhoJobCDF(r Run) plotter.XYs   { return cdf(rhoValues(r)) }
+func slowdownCDF(r Run) plotter.XYs { return cdf(slowdownValues(r)) }
+
+// rhoValues are the finished jobs' ρ_job, clipped at rhoClip.
+func rhoValues(r Run) []float64 {
 	var xs []float64
 	for _, j := range r.Jobs {
 		if j.Finished() {
 			xs = append(xs, clipRho(j.Rho))
 		}
 	}
-	return cdf(xs)
+	return xs
 }
 
-func slowdownCDF(r Run) plotter.XYs {
+// slowdownValues are the finished jobs' slowdowns (1 s minimum divisor).
+func slowdownValues(r Run) []float64 {
 	var xs []float64
 	for _, j := range r.Jobs {
 		if j.Finished() {
 			xs = append(xs, j.Slowdown(time.Second))
 		}
 	}
-	return cdf(xs)
+	return xs
+}
+
+// bandPoints is how many x values a CDF band is evaluated at.
+const bandPoints = 256
+
+// cdfBand returns the polygon between the lowest and the highest of the
+// runs' empirical CDFs of values, evaluated at bandPoints x values spread
+// over the range of all values (evenly, or evenly in log x when logX).
+func cdfBand(runs []Run, values func(Run) []float64, logX bool) plotter.XYs {
+	sorted := make([][]float64, len(runs))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k, r := range runs {
+		xs := values(r)
+		slices.Sort(xs)
+		sorted[k] = xs
+		if len(xs) > 0 {
+			lo, hi = min(lo, xs[0]), max(hi, xs[len(xs)-1])
+		}
+	}
+	if !(lo <= hi) || (logX && !(lo > 0)) {
+		return nil
+	}
+	upper := make(plotter.XYs, bandPoints)
+	lower := make(plotter.XYs, bandPoints)
+	for i := range bandPoints {
+		t := float64(i) / (bandPoints - 1)
+		x := lo + t*(hi-lo)
+		if logX {
+			x = lo * math.Pow(hi/lo, t)
+		}
+		fmin, fmax := 1.0, 0.0
+		for _, xs := range sorted {
+			f := 1.0
+			if len(xs) > 0 {
+				n, _ := slices.BinarySearch(xs, math.Nextafter(x, math.Inf(1)))
+				f = float64(n) / float64(len(xs))
+			}
+			fmin, fmax = min(fmin, f), max(fmax, f)
+		}
+		upper[i] = plotter.XY{X: x, Y: fmax}
+		lower[bandPoints-1-i] = plotter.XY{X: x, Y: fmin}
+	}
+	return append(upper, lower...)
 }
 
 func originOf(runs []Run) time.Time {

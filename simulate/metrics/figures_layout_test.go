@@ -78,7 +78,7 @@ func TestFigureLegendsBesideTheData(t *testing.T) {
 	if err := WriteFigures(dir, runs...); err != nil {
 		t.Fatal(err)
 	}
-	figs, err := buildFigures(runs)
+	figs, err := buildFigures(runs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestFigureLegendsBesideTheData(t *testing.T) {
 }
 
 func TestRhoJobFigureMarksTheThresholdAndEndsAtTheClip(t *testing.T) {
-	figs, err := buildFigures(twoRuns())
+	figs, err := buildFigures(twoRuns(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRhoJobFigureMarksTheThresholdAndEndsAtTheClip(t *testing.T) {
 
 func TestFiguresNameTheirIntervalLength(t *testing.T) {
 	runs := twoRuns() // hour-long tenant intervals
-	figs, err := buildFigures(runs)
+	figs, err := buildFigures(runs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestUtilizationFigureShowsTheWindow(t *testing.T) {
 		{"a drain of 30 min is shown whole", 4*3600 + 1800, 4.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			figs, err := buildFigures([]Run{run(tc.end)})
+			figs, err := buildFigures([]Run{run(tc.end)}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

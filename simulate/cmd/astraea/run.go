@@ -333,9 +333,10 @@ func runWith(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 // phase's runs and summaries, one per policy, for the CSVs, figures and
 // the single-run table.
 type results struct {
-	rep  report
-	runs []metrics.Run
-	sums []metrics.Summary
+	rep    report
+	runs   []metrics.Run
+	sums   []metrics.Summary
+	phases [][]metrics.Run // every policy's runs, one per tick phase
 }
 
 // simulateAll runs every policy of o at every tick phase of o (progress to
@@ -445,10 +446,12 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 		}
 		rep.Runs = append(rep.Runs, runReport{TickPhase: phases[i%len(phases)].Seconds(), Summary: out.sum, Stats: out.res.Stats})
 	}
+	byPolicy := make([][]metrics.Run, len(names))
 	for i := range names {
 		ps := make([]metrics.Summary, len(phases))
 		for k := range phases {
 			ps[k] = outs[i*len(phases)+k].sum
+			byPolicy[i] = append(byPolicy[i], outs[i*len(phases)+k].res.Run)
 		}
 		a, err := metrics.AggregateRuns(ps...)
 		if err != nil {
@@ -460,7 +463,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 		sk := w.skipped
 		rep.Skipped = &sk
 	}
-	return &results{rep: rep, runs: runs, sums: sums}, nil
+	return &results{rep: rep, runs: runs, sums: sums, phases: byPolicy}, nil
 }
 
 // write writes the results as o asks: CSVs and figures to -out, then JSON
@@ -473,7 +476,7 @@ func (r *results) write(o options, stdout io.Writer) error {
 		if err := metrics.WriteAggregateCSV(o.out, r.rep.Aggregate...); err != nil {
 			return err
 		}
-		if err := metrics.WriteFigures(o.out, r.runs...); err != nil {
+		if err := metrics.WritePhaseFigures(o.out, r.phases...); err != nil {
 			return err
 		}
 	}

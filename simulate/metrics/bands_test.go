@@ -1,0 +1,80 @@
+package metrics
+
+import (
+	"os"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func rhoRun(policy string, rhos ...float64) Run {
+	r := Run{Policy: policy}
+	for i, x := range rhos {
+		r.Jobs = append(r.Jobs, JobRecord{ID: string(rune('a' + i)), Submit: at(0), End: at(10), Run: 10 * time.Second, Rho: ledger.Rho(x)})
+	}
+	return r
+}
+
+func TestCDFBandEnvelopesEveryRun(t *testing.T) {
+	// Phase A: ρ 0.5 and 1.0; phase B: 1.0 and 1.5. Between 0.5 and 1 the
+	// CDFs are 0.5 (A) and 0 (B); between 1 and 1.5, 1 (A) and 0.5 (B).
+	runs := []Run{rhoRun("p", 0.5, 1.0), rhoRun("p", 1.0, 1.5)}
+	b := cdfBand(runs, rhoValues, false)
+	if len(b) != 2*bandPoints {
+		t.Fatalf("%d points, want %d", len(b), 2*bandPoints)
+	}
+	upper, lower := b[:bandPoints], b[bandPoints:]
+	for i, p := range upper {
+		q := lower[bandPoints-1-i]
+		if p.X != q.X || p.Y < q.Y {
+			t.Fatalf("point %d: upper %v below lower %v", i, p, q)
+		}
+		var wantLo, wantHi float64
+		switch {
+		case p.X < 0.5:
+			wantLo, wantHi = 0, 0
+		case p.X < 1:
+			wantLo, wantHi = 0, 0.5
+		case p.X < 1.5:
+			wantLo, wantHi = 0.5, 1
+		default:
+			wantLo, wantHi = 1, 1
+		}
+		if q.Y != wantLo || p.Y != wantHi {
+			t.Errorf("at ρ %v the band is [%v, %v], want [%v, %v]", p.X, q.Y, p.Y, wantLo, wantHi)
+		}
+	}
+	if cdfBand([]Run{{Policy: "p"}}, rhoValues, false) != nil {
+		t.Error("a band of runs without jobs is not empty")
+	}
+}
+
+func TestWritePhaseFiguresShadesTheCDFs(t *testing.T) {
+	dir := t.TempDir()
+	a, b := twoRuns()[0], twoRuns()[1]
+	a2 := a
+	a2.Jobs = append([]JobRecord(nil), a.Jobs...)
+	a2.Jobs[0].Rho = 0.2
+	if err := WritePhaseFigures(dir, []Run{a, a2}, []Run{b}); err != nil {
+		t.Fatal(err)
+	}
+	cdf, err := os.ReadFile(filepath.Join(dir, RhoJobCDFSVG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := t.TempDir()
+	if err := WriteFigures(plain, a, b); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := os.ReadFile(filepath.Join(plain, RhoJobCDFSVG))
+	// The band is one filled path more than the figure of the first runs.
+	if n, m := strings.Count(string(cdf), "fill-opacity"), strings.Count(string(ref), "fill-opacity"); n <= m {
+		t.Errorf("the phase figure has %d filled shapes, the plain one %d: no band", n, m)
+	}
+	if err := WritePhaseFigures(dir, []Run{a}, nil); err == nil {
+		t.Error("a policy without runs was accepted")
+	}
+}
