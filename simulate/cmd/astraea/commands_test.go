@@ -35,7 +35,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "simulate -h is the same", args: []string{"simulate", "-h"}, err: flag.ErrHelp,
 			stdout: []string{"flags of simulate:"}, noStderr: true},
 		{name: "an unknown command lists the known ones", args: []string{"simulat"}, err: errUsage,
-			stderr: []string{`unknown command "simulat"`, "known: simulate, sweep, help"}, noStdout: true},
+			stderr: []string{`unknown command "simulat"`, "known: simulate, repro, sweep, help"}, noStdout: true},
 		{name: "help of an unknown command lists the known ones", args: []string{"help", "nosuch"}, err: errUsage,
 			stderr: []string{`unknown command "nosuch"`, "known: simulate"}, noStdout: true},
 		{name: "an unknown flag is named, with a hint", args: []string{"-bogus"}, err: errUsage,
