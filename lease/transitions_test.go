@@ -221,3 +221,28 @@ func TestTableCheckFindsCorruption(t *testing.T) {
 		})
 	}
 }
+
+// A rejected renewal pauses nothing: its duration is 0 beside the error.
+func TestRejectedRenewalReturnsNoPause(t *testing.T) {
+	cfg := SimConfig{Checkpoint: 20 * time.Second}
+	p, err := NewProgress(time.Hour)
+	must(t, err)
+	if d, err := p.Renew(t0, cfg); err == nil || d != 0 {
+		t.Errorf("renewing a pending job: %v, %v; want 0 and an error", d, err)
+	}
+	sim, err := NewSim(cfg)
+	must(t, err)
+	if d, err := sim.Renew(t0, "unknown"); err == nil || d != 0 {
+		t.Errorf("renewing an unknown job: %v, %v; want 0 and an error", d, err)
+	}
+}
+
+// Without a minimum runtime no job is guarded, and no guard end is reported.
+func TestNoMinimumRuntimeGuardsNothing(t *testing.T) {
+	tb := newTable(t, Config{})
+	must(t, tb.Submit(t0, "j"))
+	must(t, tb.Start(t0, "j"))
+	if until, ok := tb.Guarded(t0, "j"); ok || !until.IsZero() {
+		t.Errorf("Guarded = %v, %v; want zero, false", until, ok)
+	}
+}
