@@ -305,3 +305,17 @@ func TestRunColorsAreOkabeIto(t *testing.T) {
 		}
 	}
 }
+
+// A figure that cannot be written fails WriteFigures; none is dropped
+// silently.
+func TestWriteFiguresReportsAFailedFile(t *testing.T) {
+	for _, name := range []string{RhoJobCDFSVG, SlowdownCDFSVG, TenantRhoSVG, UtilizationSVG} {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil { // a directory where the file goes
+			t.Fatal(err)
+		}
+		if err := WriteFigures(dir, twoRuns()...); err == nil {
+			t.Errorf("%s: WriteFigures succeeded though the file cannot be written", name)
+		}
+	}
+}

@@ -327,3 +327,14 @@ func TestJobLossThreshold(t *testing.T) {
 		})
 	}
 }
+
+// Quotas that sum to 0 have no shares: each is 0 %, not NaN.
+func TestWriteQuotasWithoutWeight(t *testing.T) {
+	var sb strings.Builder
+	if err := WriteQuotas(&sb, map[string]float64{"a": 0, "b": 0}); err != nil {
+		t.Fatal(err)
+	}
+	if out := sb.String(); strings.Count(out, "0.00 %") != 2 || strings.Contains(out, "NaN") {
+		t.Errorf("table:\n%s", out)
+	}
+}
