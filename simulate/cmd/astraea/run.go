@@ -106,7 +106,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 // A trace read to derive the quotas (-quota requested or equal) is read
 // again by every run. The quota pass keeps the jobs it reads, as long as
 // they fit in keptJobsBytes, and the runs replay them instead of parsing
-// the file again; a larger trace is streamed by every pass as before.
+// the file again; a larger trace is streamed by every pass as before. A
+// trace that is not a regular file (a pipe, /dev/stdin) is read once,
+// whole, before the first run.
 type workload struct {
 	name string
 	open func() (trace.Source, error)
@@ -167,6 +169,14 @@ func newWorkload(o options) (*workload, error) {
 		}, nil
 	}
 	w := &workload{name: o.trace, keep: keptJobsBytes}
+	if st, err := os.Stat(o.trace); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		// A pipe, /dev/stdin or a device can be read only once: read it
+		// whole now and let every run replay its jobs (memory then grows
+		// with the trace, as with -sort).
+		if err := w.readOnce(o); err != nil {
+			return nil, err
+		}
+	}
 	w.open = func() (trace.Source, error) {
 		if w.kept != nil {
 			return trace.FromJobs(w.kept), nil
@@ -178,6 +188,21 @@ func newWorkload(o options) (*workload, error) {
 		return r, nil
 	}
 	return w, nil
+}
+
+// readOnce reads the whole trace into w.kept and records its skipped rows.
+func (w *workload) readOnce(o options) error {
+	r, err := trace.Open(o.trace, trace.Options{Lenient: o.lenient})
+	if err != nil {
+		return err
+	}
+	jobs, err := trace.ReadAll(r)
+	w.release(r)
+	if err != nil {
+		return err
+	}
+	w.kept = append([]trace.Job{}, jobs...)
+	return nil
 }
 
 // release gives back a source open returned: a trace file's reader is
