@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -197,14 +198,20 @@ type Table struct {
 	retired Usage                   // usage of forgotten jobs
 }
 
-// NewTable returns an empty table. It fails with ErrConfig if Lease <= 0 or
-// MinRuntime < 0.
+// NewTable returns an empty table. It fails with ErrConfig unless Lease
+// lies in (0, MaxSpan] and MinRuntime in [0, MaxSpan].
+//
+// Times, as in [Progress], are read as Unix nanoseconds: every event time
+// and every lease end must lie between the years 1678 and 2262, and each
+// flush and cold start is at most [MaxSpan], so that no usage sum can
+// overflow and no lease end is clamped. Anything else is [ErrInvalidValue]
+// and leaves the table unchanged.
 func NewTable(cfg Config) (*Table, error) {
-	if cfg.Lease <= 0 {
-		return nil, &Error{Op: "new table", Err: ErrConfig, Detail: fmt.Sprintf("lease %v must be > 0", cfg.Lease)}
+	if cfg.Lease <= 0 || cfg.Lease > MaxSpan {
+		return nil, &Error{Op: "new table", Err: ErrConfig, Detail: fmt.Sprintf("lease %v must lie in (0, %v]", cfg.Lease, MaxSpan)}
 	}
-	if cfg.MinRuntime < 0 {
-		return nil, &Error{Op: "new table", Err: ErrConfig, Detail: fmt.Sprintf("minimum runtime %v must be >= 0", cfg.MinRuntime)}
+	if cfg.MinRuntime < 0 || cfg.MinRuntime > MaxSpan {
+		return nil, &Error{Op: "new table", Err: ErrConfig, Detail: fmt.Sprintf("minimum runtime %v must lie in [0, %v]", cfg.MinRuntime, MaxSpan)}
 	}
 	return &Table{cfg: cfg, jobs: make(map[ledger.JobID]*job), leases: btree.NewG(16, leaseKey.less)}, nil
 }
@@ -250,6 +257,9 @@ func (t *Table) Submit(at time.Time, id ledger.JobID) error {
 	if id == "" {
 		return &Error{Op: "submit", At: at, Err: ErrInvalidValue, Detail: "empty job ID"}
 	}
+	if !countable(at) {
+		return &Error{Op: "submit", Job: id, At: at, Err: ErrInvalidValue, Detail: outOfYears}
+	}
 	if j, ok := t.jobs[id]; ok {
 		return &Error{Op: "submit", Job: id, State: j.state, At: at, Err: ErrDuplicateJob}
 	}
@@ -267,6 +277,9 @@ func (t *Table) begin(op string, at time.Time, id ledger.JobID, to State, from .
 		return nil, job{}, &Error{Op: op, Job: id, At: at, To: to, Err: ErrUnknownJob}
 	}
 	j := *p
+	if !countable(at) || (leases(to) && !countable(at.Add(t.cfg.Lease))) {
+		return nil, job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrInvalidValue, Detail: outOfYears}
+	}
 	if at.Before(j.last) {
 		return nil, job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrTimeBackwards,
 			Detail: "previous event at " + j.last.UTC().Format(time.RFC3339Nano)}
@@ -277,6 +290,17 @@ func (t *Table) begin(op string, at time.Time, id ledger.JobID, to State, from .
 	}
 	return p, j, nil
 }
+
+// countable reports whether t lies in the years Unix nanoseconds hold.
+func countable(t time.Time) bool {
+	s := t.Unix()
+	return s >= minProgressSec && s <= maxProgressSec
+}
+
+const outOfYears = "time or lease end outside the years 1678 to 2262, which Unix nanoseconds can hold"
+
+// leases reports whether an event into state s grants a lease from its time.
+func leases(s State) bool { return s == Running || s == Restoring }
 
 func (t *Table) bill(op string, j *job, at time.Time, to State, start bool) error {
 	if t.cfg.Billing == nil {
@@ -320,12 +344,15 @@ func (t *Table) Start(at time.Time, id ledger.JobID) error {
 // renewal checkpoint. Renewal is allowed at any time while running; the
 // [Coordinator] renews at lease boundaries.
 func (t *Table) Renew(at time.Time, id ledger.JobID, flush time.Duration) error {
-	if flush < 0 {
-		return t.valueErr("renew", at, id, Running, fmt.Sprintf("negative flush time %v", flush))
+	if flush < 0 || flush > MaxSpan {
+		return t.valueErr("renew", at, id, Running, fmt.Sprintf("flush time %v outside [0, %v]", flush, MaxSpan))
 	}
 	p, j, err := t.begin("renew", at, id, Running, Running)
 	if err != nil {
 		return err
+	}
+	if j.pause > MaxSpan-flush {
+		return t.valueErr("renew", at, id, Running, fmt.Sprintf("flush time %v piles the renewal pauses ahead past %v", flush, MaxSpan))
 	}
 	j.leaseStart, j.leaseEnd = at, at.Add(t.cfg.Lease)
 	j.pause += flush
@@ -417,8 +444,8 @@ func (t *Table) Release(at time.Time, id ledger.JobID, lost time.Duration) error
 // snapshot, and is running from at+coldStart without a further call. Its
 // lease runs from at. coldStart must be >= 0.
 func (t *Table) Restore(at time.Time, id ledger.JobID, coldStart time.Duration) error {
-	if coldStart < 0 {
-		return t.valueErr("restore", at, id, Restoring, fmt.Sprintf("negative cold start %v", coldStart))
+	if coldStart < 0 || coldStart > MaxSpan {
+		return t.valueErr("restore", at, id, Restoring, fmt.Sprintf("cold start %v outside [0, %v]", coldStart, MaxSpan))
 	}
 	p, j, err := t.begin("restore", at, id, Restoring, Suspended)
 	if err != nil {
@@ -487,6 +514,9 @@ func (t *Table) InfoAt(at time.Time, id ledger.JobID) (Info, error) {
 	if at.Before(p.last) {
 		return Info{}, &Error{Op: "info", Job: id, State: p.state, At: at, Err: ErrTimeBackwards}
 	}
+	if !countable(at) {
+		return Info{}, &Error{Op: "info", Job: id, State: p.state, At: at, Err: ErrInvalidValue, Detail: outOfYears}
+	}
 	j := *p
 	j.advance(at)
 	return j.info(), nil
@@ -503,7 +533,15 @@ func (t *Table) Jobs() iter.Seq[ledger.JobID] {
 // restoring at at is not. O(log n + k) for k leases ended by at.
 func (t *Table) Expired(at time.Time) []ledger.JobID {
 	var ids []ledger.JobID
+	// Every lease end is countable (see NewTable), so a time past the
+	// countable years is past every lease end; UnixNano would overflow.
 	limit := at.UnixNano()
+	switch {
+	case at.Unix() > maxProgressSec:
+		limit = math.MaxInt64
+	case at.Unix() < minProgressSec:
+		limit = math.MinInt64
+	}
 	t.leases.Ascend(func(k leaseKey) bool {
 		if k.end > limit {
 			return false
@@ -527,8 +565,12 @@ func (t *Table) NextExpiry() (time.Time, bool) {
 }
 
 // Totals returns the usage of all jobs (forgotten ones included), each
-// accrued to at, or to its last event if that is later. O(n).
+// accrued to at, or to its last event if that is later; a time after the
+// year 2262 counts as the last countable instant. O(n).
 func (t *Table) Totals(at time.Time) Usage {
+	if last := time.Unix(maxProgressSec, 0); at.After(last) {
+		at = last // no usage can be counted past the countable years
+	}
 	u := t.retired
 	for _, p := range t.jobs {
 		j := *p
