@@ -31,14 +31,14 @@
 //	-jobs N            jobs of the synthetic workload (5200)
 //	-json              print JSON instead of tables
 //	-out DIR           write per-job, per-tenant and utilization CSVs and SVG figures
-//	-quiet             no progress bar
+//	-quiet             no progress line
 //	-lenient           skip bad trace rows (and report how many and why)
 //	-overhead          also run without overheads to report preemption overhead (true)
 //	-metrics MODE      fairness mode of the reported ρ: eq16 (as the policy) or eq8
 //	-check             check invariants periodically during the run
 //	-parallel N        policies simulated at once (0: as many as processors)
 //
-// Output goes to stdout; the progress bar, shown only when stderr is a
+// Output goes to stdout; the progress line, shown only when stderr is a
 // terminal, goes to stderr.
 package main
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,8 +20,6 @@ import (
 	"github.com/astraea-sched/astraea/simulate/baselines"
 	"github.com/astraea-sched/astraea/simulate/metrics"
 	"github.com/astraea-sched/astraea/simulate/trace"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // options are the command's flags.
@@ -85,7 +82,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.jobs, "jobs", trace.DefaultSynthetic().Jobs, "jobs of the synthetic workload")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of tables")
 	fs.StringVar(&o.out, "out", "", "write per-job, per-tenant and utilization CSVs and SVG figures to `DIR`")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr")
 	fs.BoolVar(&o.lenient, "lenient", false, "skip bad trace rows and report them")
 	fs.BoolVar(&o.overhead, "overhead", true, "run each policy again without overheads to report the preemption overhead")
 	fs.StringVar(&o.metricsMode, "metrics", "eq16", "fairness mode of the reported ρ: eq16 or eq8")
@@ -445,7 +442,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	twin := o.overhead && (o.checkpoint > 0 || o.cold > 0 || o.iteration > 0)
 	phases := tickPhases(o.tickPhase, o.interval, o.phases)
 	outs := make([]policyRun, len(names)*len(phases))
-	show := newDisplay(o, stderr, len(outs), twin)
+	show := newDisplay(o, stderr, len(outs), twin, w.jobs(o))
 	each(len(outs), par, func(i int) error {
 		c := cfg
 		c.TickPhase = phases[i%len(phases)]
@@ -612,71 +609,14 @@ func simulateOnce(cfg simulate.Config, w *workload, newPolicy simulate.Construct
 		return nil, err
 	}
 	defer w.release(src)
-	cfg.Progress = show.progress(label)
+	r := show.start(label)
+	cfg.Progress = r.update
 	res, err := simulate.Run(cfg, src, p)
-	show.done()
+	r.end()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	return res, nil
-}
-
-// display shows the runs' progress on one spinner on stderr, when stderr
-// is a terminal and -quiet is not set: the runs done out of all, and the
-// latest news of a run. Runs in parallel share it.
-type display struct {
-	mu          sync.Mutex
-	bar         *progressbar.ProgressBar // nil: nothing is shown
-	ended, runs int
-}
-
-func newDisplay(o options, stderr io.Writer, policies int, twin bool) *display {
-	d := &display{runs: policies}
-	if twin {
-		d.runs *= 2
-	}
-	if o.quiet {
-		return d
-	}
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return d
-	}
-	d.bar = progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSpinnerType(14),
-	)
-	return d
-}
-
-// progress returns the Config.Progress of the run labelled label, or nil
-// when nothing is shown.
-func (d *display) progress(label string) func(done int, now time.Time) {
-	if d.bar == nil {
-		return nil
-	}
-	return func(jobs int, now time.Time) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		d.bar.Describe(fmt.Sprintf("[%d/%d runs done] %s: %d jobs done, %s", d.ended, d.runs, label, jobs, now.UTC().Format("2006-01-02 15:04")))
-		d.bar.Add(1)
-	}
-}
-
-// done counts a run as done.
-func (d *display) done() {
-	d.mu.Lock()
-	d.ended++
-	d.mu.Unlock()
-}
-
-// finish clears the spinner.
-func (d *display) finish() {
-	if d.bar != nil {
-		d.bar.Finish()
-	}
 }
 
 func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error {
