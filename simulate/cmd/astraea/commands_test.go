@@ -15,6 +15,16 @@ import (
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
+// knownCommands is the list an unknown command's error gives: every
+// command of the table, then help.
+func knownCommands() string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return strings.Join(append(names, "help"), ", ")
+}
+
 func TestCommandLine(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -35,7 +45,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "simulate -h is the same", args: []string{"simulate", "-h"}, err: flag.ErrHelp,
 			stdout: []string{"flags of simulate:"}, noStderr: true},
 		{name: "an unknown command lists the known ones", args: []string{"simulat"}, err: errUsage,
-			stderr: []string{`unknown command "simulat"`, "known: simulate, repro, sweep, help"}, noStdout: true},
+			stderr: []string{`unknown command "simulat"`, "(known: " + knownCommands() + ")"}, noStdout: true},
 		{name: "help of an unknown command lists the known ones", args: []string{"help", "nosuch"}, err: errUsage,
 			stderr: []string{`unknown command "nosuch"`, "known: simulate"}, noStdout: true},
 		{name: "an unknown flag is named, with a hint", args: []string{"-bogus"}, err: errUsage,
