@@ -230,6 +230,19 @@ func (v View) JobFairRate(id JobID) (float64, bool) {
 	return v.l.jobFairRate(j), true
 }
 
+// TenantParent returns the tenant's parent in the tree ("" for a child of
+// the cluster); false if unknown. It is what [sched.Options] Parent takes.
+func (v View) TenantParent(id TenantID) (TenantID, bool) {
+	if v.l == nil {
+		return "", false
+	}
+	tn := v.l.tenantIx[id]
+	if tn == nil {
+		return "", false
+	}
+	return tn.parent.id, true
+}
+
 // TenantQuota returns the tenant's current quota M·W_j/ΣW in GPUs (0 once
 // removed); false if unknown.
 func (v View) TenantQuota(id TenantID) (float64, bool) {

@@ -126,6 +126,7 @@ type round struct {
 	reward   Reward
 	candLT   candOrder
 	tt       tenantTree // Phase 1's queue
+	ht       hierTree   // Phase 1's queue instead with Options.Parent
 
 	p       placement.Placer
 	a       placement.Placer   // optimistic view; nil until first needed or without a clone
@@ -275,6 +276,8 @@ func (r *round) keep() {
 	r.accounts, r.batch, r.reward, r.opts = nil, nil, nil, Options{}
 	r.candLT = candOrder{}
 	r.tt.tenants, r.tt.order = nil, nil
+	r.ht.tenants, r.ht.order = nil, nil
+	clear(r.ht.ix)
 	r.p, r.a, r.cloner, r.ccl, r.free, r.cl, r.without = nil, nil, nil, nil, nil, nil, nil
 	r.in = nil
 	// The entries prepare filled hold job ids.
@@ -458,6 +461,9 @@ func (r *round) init(in Input, opts Options) error {
 		}
 	}
 	r.res.Grants = r.grants[:0] // zero past len(r.grants), see keepGrants
+	if opts.Parent != nil {
+		return r.ht.build(r, opts.Parent, rater)
+	}
 	return nil
 }
 
@@ -842,16 +848,29 @@ func (o *candOrder) lessRest(i, j int32) bool {
 	return a.Job < b.Job
 }
 
+// phase1 is the queue a stage draws tenants from: the flat tournament, or
+// the tree walk of Options.Parent.
+type phase1 interface {
+	top() int32
+	fix(ti int32)
+	remove(ti int32)
+}
+
 func (r *round) run() error {
-	r.tt.reset(r.tenants, r.opts.TenantOrder, func(int) bool { return true })
-	if err := r.stage(Fair); err != nil {
+	var q phase1 = &r.tt
+	reset := func(in func(ti int) bool) { r.tt.reset(r.tenants, r.opts.TenantOrder, in) }
+	if r.opts.Parent != nil {
+		q, reset = &r.ht, r.ht.reset
+	}
+	reset(func(int) bool { return true })
+	if err := r.stage(Fair, q); err != nil {
 		return err
 	}
 	if !r.full && !r.opts.NoBackfill {
 		// The fair stage ended with GPUs left, so it reached (prepared)
 		// every tenant.
-		r.tt.reset(r.tenants, r.opts.TenantOrder, func(ti int) bool { return len(r.tenants[ti].heap) > 0 })
-		if err := r.stage(Backfill); err != nil {
+		reset(func(ti int) bool { return len(r.tenants[ti].heap) > 0 })
+		if err := r.stage(Backfill, q); err != nil {
 			return err
 		}
 	}
@@ -863,8 +882,7 @@ func (r *round) run() error {
 // full or no tenant has one left. A tenant whose pick does not fit leaves
 // the Fair stage, its pick kept for the Backfill stage; in the Backfill
 // stage the pick is dropped and the tenant goes on.
-func (r *round) stage(s Stage) error {
-	tt := &r.tt
+func (r *round) stage(s Stage, tt phase1) error {
 	for ti := tt.top(); ti >= 0; ti = tt.top() {
 		if r.isFull() {
 			r.full = true
@@ -1489,7 +1507,13 @@ func (r *round) finish() error {
 			tr.Reason = Reason{Code: ClusterFull, LargestFree: -1, FreeTotal: -1}
 		}
 		tr.Waiting = t.waiting
+		if r.opts.Parent != nil {
+			tr.Depth = int(r.ht.nodes[r.ht.leafOf[ti]].depth)
+		}
 		r.res.Tenants[ti] = tr
+	}
+	if r.opts.Parent != nil {
+		r.res.Subtrees = r.ht.subtrees()
 	}
 	return nil
 }

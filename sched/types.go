@@ -184,6 +184,18 @@ type Options struct {
 	// Trace, if set, is called once per decision, in order, for a
 	// step-by-step account of the round.
 	Trace func(Step)
+	// Parent, if set, gives the tenants a tree and makes Phase 1 walk it:
+	// Parent(id) is tenant id's parent ("" for a child of the cluster;
+	// false if unknown, which fails the round with ErrUnknownTenant).
+	// The candidates' tenants are the leaves; every ancestor's account is
+	// read from Accounts. From the cluster down, Phase 1 takes at each
+	// level the child first in TenantOrder among the subtrees with a tenant
+	// still in play, to a leaf, then Phase 2 runs as without a tree; a
+	// grant's pre-credit is added on the whole path, and a subtree leaves
+	// play when nothing in it fits. [ledger.View.TenantParent] fits. nil
+	// means every tenant is a child of the cluster (the paper's two
+	// levels).
+	Parent func(ledger.TenantID) (ledger.TenantID, bool)
 }
 
 // Stage says which loop of a round made a decision.
@@ -297,6 +309,9 @@ type TenantResult struct {
 	OutOfPlay bool
 	Blocked   ledger.JobID
 	Reason    Reason
+	// Depth is the tenant's level in the tree of [Options.Parent]: 1 for a
+	// child of the cluster; 0 without a tree.
+	Depth int
 }
 
 // Result is the outcome of a round.
@@ -311,6 +326,10 @@ type Result struct {
 	// Tenants holds every tenant that had a candidate, in the order in which
 	// it first appears among the candidates.
 	Tenants []TenantResult
+	// Subtrees holds, with [Options.Parent], every ancestor of those
+	// tenants (the inner nodes of the tree), children after parents' first
+	// child; nil without a tree.
+	Subtrees []SubtreeResult
 }
 
 // Why returns the reason job waits, or false if it was granted or is not a
