@@ -2,8 +2,10 @@ package sched
 
 import (
 	"cmp"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
 )
@@ -211,4 +213,20 @@ func SmallestNewFirst(c *Candidate, job ledger.Account) Score {
 		return ScoreOf(1, 0-float64(c.Demand), 0-float64(job.Rho))
 	}
 	return ScoreOf(0, 0, 0-float64(job.Rho))
+}
+
+// LongWaitFirst returns a reward that ranks every waiting candidate that has
+// waited at least after by now (since [Candidate.WaitingSince]) above every
+// other, the earliest submission first among them; every other candidate,
+// and a running one, scores −Inf, so that the next level of a
+// [Lexicographic] combination orders them. It is the starvation rule of the
+// authors' public simulator (six hours), not of the paper. A candidate with
+// no WaitingSince never counts as waiting long.
+func LongWaitFirst(now time.Time, after time.Duration) Reward {
+	return func(c *Candidate, _ ledger.Account) Score {
+		if c.Running || c.WaitingSince.IsZero() || now.Sub(c.WaitingSince) < after {
+			return ScoreOf(math.Inf(-1))
+		}
+		return ScoreOf(0 - float64(c.Submit.UnixNano()))
+	}
 }

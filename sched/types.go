@@ -65,6 +65,10 @@ type Candidate struct {
 	Leases int
 	// Urgent is a user's urgency flag, used by [UrgentFirst].
 	Urgent bool
+	// WaitingSince is when a waiting candidate last stopped running, or
+	// its submission if it never ran; zero means unknown. Used by
+	// [LongWaitFirst].
+	WaitingSince time.Time
 }
 
 // Input is everything one round decides over.
@@ -116,6 +120,28 @@ func ByRho(a, b *TenantState) int {
 		return c
 	}
 	return cmp.Compare(a.ID, b.ID)
+}
+
+// TenantsFirst returns the tenant order that serves every tenant for which
+// first holds before every other, each group in the order then (nil means
+// [ByRho]). first reads the state as the round updates it, so a tenant
+// leaves the first group as soon as its grants make first false: e.g. the
+// authors' public simulator serves a tenant holding less than a fifth of
+// its quota before the ρ order. first must depend only on the state.
+func TenantsFirst(first func(*TenantState) bool, then TenantOrder) TenantOrder {
+	if then == nil {
+		then = ByRho
+	}
+	return func(a, b *TenantState) int {
+		fa, fb := first(a), first(b)
+		switch {
+		case fa && !fb:
+			return -1
+		case fb && !fa:
+			return 1
+		}
+		return then(a, b)
+	}
 }
 
 // TieBreak orders candidates of equal reward inside a tenant, the first going

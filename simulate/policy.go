@@ -42,6 +42,7 @@ type JobState struct {
 	Attained    time.Duration       // useful running time so far (excludes overheads)
 	Remaining   time.Duration       // Job.Duration - Attained (policies that model prediction error add their own noise)
 	Preemptions int
+	LastStop    time.Time // when it last stopped running (zero if it never ran or runs now for the first time)
 
 	// eng is the engine's record of the job, whose state this is.
 	eng *job

@@ -324,6 +324,7 @@ func (e *engine) preempt(j *job) error {
 		return nil
 	}
 	j.st.Preemptions++
+	j.st.LastStop = at
 	e.res.Stats.Preemptions++
 	e.schedTick(now) // the policy may resume it once released
 	e.res.Stats.Checkpoints++

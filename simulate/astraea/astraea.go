@@ -20,6 +20,7 @@ package astraea
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -56,6 +57,25 @@ type Options struct {
 	// round, as soon as they hold it. One reservation at a time. Zero, the
 	// paper's policy, reserves nothing.
 	ReserveAfter time.Duration
+
+	// The rules below are not the paper's: they are the authors' public
+	// simulator's, which the command's authors profile turns on.
+
+	// NoBackfill ends the round when every tenant has left play
+	// (sched.Options.NoBackfill): a tenant stops at its first job that
+	// does not fit.
+	NoBackfill bool
+	// StarvedBelow, if positive, serves first, before the ρ order, every
+	// tenant that holds fewer GPUs than StarvedBelow × its quota (rounded
+	// down to whole GPUs), counting its running jobs whose lease goes on
+	// and this round's grants (sched.TenantsFirst). The authors'
+	// simulator uses 0.2.
+	StarvedBelow float64
+	// WaitFirstAfter, if positive, ranks first in its tenant every job
+	// that has waited at least this long since it last ran (or since its
+	// submission), the earliest submission first (sched.LongWaitFirst).
+	// The authors' simulator uses six hours.
+	WaitFirstAfter time.Duration
 }
 
 // NewJobOrder is the order among a tenant's jobs that never ran.
@@ -148,6 +168,8 @@ func Constructors(o Options) map[string]simulate.Constructor {
 type Policy struct {
 	opt      Options
 	opts     sched.Options
+	reward   sched.Reward // the new-job order's reward
+	held     map[ledger.TenantID]ledger.GPUs
 	rounds   sched.Rounder
 	reserver sched.Reserver
 	// reused between ticks: the engine does not keep a Decision
@@ -164,22 +186,27 @@ func New(o Options) (*Policy, error) {
 	if o.Accounts != ledger.QuotaShare && o.Accounts != ledger.DemandAware {
 		return nil, fmt.Errorf("%w: astraea %s: unknown accounts mode %v", simulate.ErrConfig, o.Name, o.Accounts)
 	}
+	if !(o.StarvedBelow >= 0 && o.StarvedBelow <= 1) || o.WaitFirstAfter < 0 {
+		return nil, fmt.Errorf("%w: astraea %s: StarvedBelow %v must lie in [0, 1] and WaitFirstAfter %v must not be negative", simulate.ErrConfig, o.Name, o.StarvedBelow, o.WaitFirstAfter)
+	}
 	if o.ReserveAfter < 0 {
 		return nil, fmt.Errorf("%w: astraea %s: ReserveAfter %v is negative", simulate.ErrConfig, o.Name, o.ReserveAfter)
 	}
 	p := &Policy{opt: o}
 	p.reserver.After = o.ReserveAfter
+	p.opts.NoBackfill = o.NoBackfill
 	if o.NoPreCredit {
 		p.opts.PreCredit = sched.NoCredit
 	}
 	switch o.NewJobs {
 	case FIFO:
-		p.opts.Reward = sched.NewJobFirst
+		p.reward = sched.NewJobFirst
 	case Smallest:
-		p.opts.Reward = sched.SmallestNewFirst
+		p.reward = sched.SmallestNewFirst
 	default:
 		return nil, fmt.Errorf("%w: astraea %s: unknown %v", simulate.ErrConfig, o.Name, o.NewJobs)
 	}
+	p.opts.Reward = p.reward
 	return p, nil
 }
 
@@ -195,6 +222,12 @@ func (p *Policy) Name() string { return p.opt.Name }
 // the first: its reserver must watch every tick, and drains nodes.
 func (p *Policy) Traits() simulate.Traits {
 	if p.opt.ReserveAfter > 0 {
+		return simulate.Traits{ProgressBlind: true}
+	}
+	if p.opt.NoBackfill || p.opt.StarvedBelow > 0 || p.opt.WaitFirstAfter > 0 {
+		// Without backfill a round may leave a job that fits waiting, so
+		// a tick that could change nothing cannot be told from outside;
+		// the other two rules change with time alone.
 		return simulate.Traits{ProgressBlind: true}
 	}
 	return simulate.Traits{ProgressBlind: true, IdleWhenNothingFits: true, RenewsWhenNothingFits: true}
@@ -237,6 +270,7 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 		cands = append(cands, p.candidate(js, true))
 	}
 	p.cands = cands
+	p.timeRules(s)
 	in := sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster.Clone()}
 	var res sched.Result
 	var err error
@@ -261,6 +295,32 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	return simulate.Decision{Grants: gs, Preempt: pre}, nil
 }
 
+// timeRules sets the round's orders that depend on the tick: the tenants
+// holding less than StarvedBelow of their quota, and the jobs waiting
+// longer than WaitFirstAfter.
+func (p *Policy) timeRules(s *simulate.State) {
+	if p.opt.WaitFirstAfter > 0 {
+		p.opts.Reward = sched.Lexicographic(sched.LongWaitFirst(s.Now, p.opt.WaitFirstAfter), p.reward)
+	}
+	if p.opt.StarvedBelow <= 0 {
+		return
+	}
+	if p.held == nil {
+		p.held = map[ledger.TenantID]ledger.GPUs{}
+	}
+	clear(p.held)
+	for _, js := range s.Running {
+		if js.LeaseEnd.IsZero() || js.LeaseEnd.After(s.Now) { // not a candidate now
+			p.held[ledger.TenantID(js.Job.Tenant)] += ledger.GPUs(js.Job.GPUs)
+		}
+	}
+	held, quotas, capacity, frac := p.held, s.Quotas, float64(s.Capacity), p.opt.StarvedBelow
+	p.opts.TenantOrder = sched.TenantsFirst(func(t *sched.TenantState) bool {
+		quota := math.Floor(quotas[string(t.ID)] * capacity)
+		return float64(held[t.ID]+t.GPUs) < frac*quota
+	}, nil)
+}
+
 // candidate returns js as a round's candidate: running marks an expiring
 // job, which holds its placement.
 func (p *Policy) candidate(js *simulate.JobState, running bool) sched.Candidate {
@@ -274,6 +334,11 @@ func (p *Policy) candidate(js *simulate.JobState, running bool) sched.Candidate 
 		Demand: ledger.GPUs(js.Job.GPUs),
 		Submit: js.Job.Submit,
 		Leases: leases,
+		// When it last ran, or its submission (sched.LongWaitFirst).
+		WaitingSince: js.Job.Submit,
+	}
+	if !js.LastStop.IsZero() {
+		c.WaitingSince = js.LastStop
 	}
 	if p.opt.SingleLevel {
 		c.Tenant = singleTenant
