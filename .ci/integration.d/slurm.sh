@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Integration test of examples/slurm against a real Slurm.
+# Integration test of integrations/slurm against a real Slurm.
 #
 # It starts a real one-node Slurm with four counted `gpu` GRES
 # (.ci/lib/slurm.sh), creates two accounts with different shares, runs short
@@ -15,7 +15,7 @@
 #   ASTRAEA_SLURM_WORK     work directory (default ${TMPDIR:-/tmp}/astraea-slurm-it)
 #   ASTRAEA_SLURM_CAPTURE  if set, a directory where the raw sacct, sshare,
 #                          squeue and sinfo outputs are copied (test fixtures:
-#                          examples/slurm/testdata/real)
+#                          integrations/slurm/testdata/real)
 #   ASTRAEA_SLURM_LIMIT    watchdog in seconds (default 150)
 #   ASTRAEA_SLURM_{CTLD,SLURMD,DBD,DB}PORT  ports (16817, 16818, 16819, 33061)
 set -uo pipefail
@@ -36,7 +36,7 @@ slurm_accounts() {
 slurm_start
 
 say "building astraea-slurm"
-(cd "$REPO" && go build -o "$WORK/bin/astraea-slurm" ./examples/slurm/cmd/astraea-slurm) ||
+(cd "$REPO" && go build -o "$WORK/bin/astraea-slurm" ./integrations/slurm/cmd/astraea-slurm) ||
   fail "go build of astraea-slurm failed"
 
 # ---------------------------------------------------------------- jobs

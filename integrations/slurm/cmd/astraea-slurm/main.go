@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/astraea-sched/astraea/examples/slurm"
+	"github.com/astraea-sched/astraea/integrations/slurm"
 	"github.com/astraea-sched/astraea/internal/rfc3339"
 	"github.com/astraea-sched/astraea/ledger"
 )

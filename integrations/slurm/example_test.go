@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/astraea-sched/astraea/examples/slurm"
+	"github.com/astraea-sched/astraea/integrations/slurm"
 	"github.com/astraea-sched/astraea/ledger"
 )
 

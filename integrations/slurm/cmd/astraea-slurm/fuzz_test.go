@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraea-sched/astraea/examples/slurm"
+	"github.com/astraea-sched/astraea/integrations/slurm"
 )
 
 // FuzzParseTime checks the parser of -from, -to and -now on any text: an

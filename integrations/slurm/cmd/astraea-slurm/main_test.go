@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/astraea-sched/astraea/examples/slurm"
+	"github.com/astraea-sched/astraea/integrations/slurm"
 )
 
 func fixture(name string) string { return filepath.Join("..", "..", "testdata", "real", name) }
