@@ -231,3 +231,50 @@ func ExampleReserver() {
 	// minute 10: b2 released: its nodes are held for gang
 	// minute 11: gang granted (reserved) on [{node-1 [0 1 2 3 4 5 6 7]}]
 }
+
+// Phase 1 walks a tree of tenants with Options.Parent. On 8 GPUs, ai's
+// teams vision and nlp share ai's half of a 16-GPU quota; vision ran 8
+// GPUs for an hour, so ai as a whole has received its share (ρ 1) while
+// ops has received nothing. Flat, nlp (ρ 0) and ops (ρ 0) tie and nlp
+// wins by name; the tree serves ops first, because at the top level ops
+// is owed more than ai.
+func ExampleOptions_parent() {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	hour := start.Add(time.Hour)
+	l, _ := ledger.New(ledger.Config{Mode: ledger.QuotaShare, Capacity: 16, Start: start})
+	for _, err := range []error{
+		l.AddTenant(start, "ai", 1),
+		l.AddTenant(start, "ops", 1),
+		l.AddTenantUnder(start, "vision", "ai", 1),
+		l.AddTenantUnder(start, "nlp", "ai", 1),
+		l.Submit(start, "v0", "vision", 8, 1),
+		l.Start(start, "v0"),
+		l.Finish(hour, "v0", ledger.Completed),
+		l.Submit(hour, "n1", "nlp", 8, 1),
+		l.Submit(hour, "o1", "ops", 8, 1),
+	} {
+		if err != nil {
+			panic(err)
+		}
+	}
+	view := l.View(hour)
+	for _, parent := range []func(ledger.TenantID) (ledger.TenantID, bool){nil, view.TenantParent} {
+		cluster, _ := placement.NewCluster([]placement.Node{{ID: "node-1", GPUs: 8}})
+		res, err := sched.Round(sched.Input{
+			Accounts: view,
+			Lease:    900 * time.Second,
+			Placer:   cluster,
+			Candidates: []sched.Candidate{
+				{Job: "n1", Tenant: "nlp", Demand: 8, Submit: hour},
+				{Job: "o1", Tenant: "ops", Demand: 8, Submit: hour},
+			},
+		}, sched.Options{Parent: parent})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("tree %v: %s granted; subtrees %v\n", parent != nil, res.Grants[0].Job, res.Subtrees)
+	}
+	// Output:
+	// tree false: n1 granted; subtrees []
+	// tree true: o1 granted; subtrees [ai (level 1) in play]
+}
