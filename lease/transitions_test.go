@@ -246,3 +246,21 @@ func TestNoMinimumRuntimeGuardsNothing(t *testing.T) {
 		t.Errorf("Guarded = %v, %v; want zero, false", until, ok)
 	}
 }
+
+// Usage.Check rejects a negative field even when the fields still add up.
+func TestUsageCheckRejectsNegativeFields(t *testing.T) {
+	for _, u := range []Usage{
+		{Held: -1, Progress: -1},
+		{Held: 0, Progress: -1, Lost: 1},
+		{Held: 0, Progress: 1, Checkpoint: -1},
+		{Held: 0, Progress: 1, ColdStart: -1},
+		{Held: 0, Progress: 1, Lost: -1},
+	} {
+		if err := u.Check(); err == nil {
+			t.Errorf("%+v passes Check", u)
+		}
+	}
+	if err := (Usage{Held: 3, Progress: 1, Lost: 2}).Check(); err != nil {
+		t.Error(err)
+	}
+}

@@ -338,3 +338,16 @@ func TestWriteQuotasWithoutWeight(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 }
+
+// A summary decoded from JSON has its interval lengths in seconds only; the
+// table still names them.
+func TestWriteTableIntervalFromSeconds(t *testing.T) {
+	s := Summary{Policy: "p", TenantLossThreshold: 1, TenantLoss: []IntervalLoss{{Seconds: 3600, Pairs: 4, Loss: 1, Share: 0.25}}}
+	var sb strings.Builder
+	if err := WriteTable(&sb, s); err != nil {
+		t.Fatal(err)
+	}
+	if out := sb.String(); !strings.Contains(out, "intervals 1h") || !strings.Contains(out, "25.00 % of 4") {
+		t.Errorf("table:\n%s", out)
+	}
+}
