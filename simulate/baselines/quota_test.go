@@ -139,3 +139,14 @@ func TestConfigErrorText(t *testing.T) {
 		t.Errorf("error %q, want %q", got, want)
 	}
 }
+
+// A zero Quantum slices at the engine's lease.
+func TestGandivaFairQuantumDefaultsToTheLease(t *testing.T) {
+	cfg := simConfig(1, 1, map[string]float64{"a": 1})
+	cfg.Lease = 300 * time.Second
+	res := run(t, cfg, mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t),
+		job("a1", "a", 1, 0, 3*900), job("a2", "a", 1, 1, 3*900))
+	if got := record(t, res, "a2").FirstStart.Sub(t0); got < cfg.Lease || got > cfg.Lease+time.Minute {
+		t.Errorf("a2 first started after %v, want at the first boundary, the lease %v (plus a checkpoint)", got, cfg.Lease)
+	}
+}
