@@ -92,12 +92,52 @@ func TestEveryPlacerFailureFailsTheRound(t *testing.T) {
 	}
 	for name, face := range faces {
 		for _, opts := range []Options{{}, {NoBackfill: true}} {
-			t.Run(fmt.Sprintf("%s, %+v", name, opts), func(t *testing.T) { placerFaults(t, face, opts) })
+			for _, sc := range scenarios {
+				t.Run(fmt.Sprintf("%s, %s, NoBackfill %v", name, sc.name, opts.NoBackfill), func(t *testing.T) { placerFaults(t, face, opts, sc) })
+			}
 		}
 	}
 }
 
-func placerFaults(t *testing.T, face func(c *placement.Cluster, f *faults) placement.Placer, opts Options) {
+// A placer-fault scenario: tenants' (alloc, fair, rate), jobs' ρ, and the
+// candidates (E1–E4 run on a full cluster of three 8-GPU nodes: 8, 4, 4, 8).
+type faultScenario struct {
+	name    string
+	tenants map[ledger.TenantID][3]float64
+	rho     map[ledger.JobID]ledger.Rho
+	cands   func(e1, e2, e3, e4 placement.Placement) []Candidate
+}
+
+var scenarios = []faultScenario{
+	{"preemptions and renewals",
+		map[ledger.TenantID][3]float64{"A": {50, 100, 12}, "B": {150, 100, 12}}, // A under-served: its pending jobs preempt B's
+		map[ledger.JobID]ledger.Rho{"E1": 2, "E2": 1.5, "E3": 0.3, "E4": 3, "N1": 0.1, "N2": 0.9, "N3": 0},
+		func(e1, e2, e3, e4 placement.Placement) []Candidate {
+			return []Candidate{
+				{Job: "E1", Tenant: "B", Demand: 8, Running: true, Placement: e1, Leases: 3},
+				{Job: "E2", Tenant: "B", Demand: 4, Running: true, Placement: e2, Leases: 1},
+				{Job: "E3", Tenant: "A", Demand: 4, Running: true, Placement: e3, Leases: 1},
+				{Job: "E4", Tenant: "B", Demand: 8, Running: true, Placement: e4, Leases: 2},
+				{Job: "N1", Tenant: "A", Demand: 8, Submit: t0},
+				{Job: "N2", Tenant: "A", Demand: 4, Submit: t0},
+				{Job: "N3", Tenant: "B", Demand: 8, Submit: t0},
+			}
+		}},
+	{"a small job looking among expiring ones",
+		map[ledger.TenantID][3]float64{"A": {90, 100, 4}, "B": {100, 100, 8}},
+		map[ledger.JobID]ledger.Rho{"E1": 2, "E2": 0.5, "E3": 0.4, "E4": 3, "N1": 0},
+		func(e1, e2, e3, e4 placement.Placement) []Candidate {
+			return []Candidate{
+				{Job: "E1", Tenant: "B", Demand: 8, Running: true, Placement: e1, Leases: 3},
+				{Job: "E2", Tenant: "B", Demand: 4, Running: true, Placement: e2, Leases: 1},
+				{Job: "E3", Tenant: "A", Demand: 4, Running: true, Placement: e3, Leases: 1},
+				{Job: "E4", Tenant: "B", Demand: 8, Running: true, Placement: e4, Leases: 2},
+				{Job: "N1", Tenant: "B", Demand: 2, Submit: t0},
+			}
+		}},
+}
+
+func placerFaults(t *testing.T, face func(c *placement.Cluster, f *faults) placement.Placer, opts Options, sc faultScenario) {
 	ids := []string{"E1", "E2", "E3", "E4", "N1", "N2", "N3"}
 	for fail := 0; ; fail++ {
 		cl := cluster(t, 3, 8)
@@ -116,21 +156,14 @@ func placerFaults(t *testing.T, face func(c *placement.Cluster, f *faults) place
 			}
 		}
 		acc := newAccounts()
-		acc.tenant("A", 50, 100, 12) // under-served: its pending jobs preempt B's
-		acc.tenant("B", 150, 100, 12)
-		for id, rho := range map[ledger.JobID]ledger.Rho{"E1": 2, "E2": 1.5, "E3": 0.3, "E4": 3, "N1": 0.1, "N2": 0.9, "N3": 0} {
+		for id, v := range sc.tenants {
+			acc.tenant(id, ledger.GPUSeconds(v[0]), ledger.GPUSeconds(v[1]), v[2])
+		}
+		for id, rho := range sc.rho {
 			acc.job(id, rho)
 		}
 		f := &faults{fail: fail}
-		_, err := Round(Input{Accounts: acc, Lease: lease, Placer: face(cl, f), Candidates: []Candidate{
-			{Job: "E1", Tenant: "B", Demand: 8, Running: true, Placement: e1, Leases: 3},
-			{Job: "E2", Tenant: "B", Demand: 4, Running: true, Placement: e2, Leases: 1},
-			{Job: "E3", Tenant: "A", Demand: 4, Running: true, Placement: e3, Leases: 1},
-			{Job: "E4", Tenant: "B", Demand: 8, Running: true, Placement: e4, Leases: 2},
-			{Job: "N1", Tenant: "A", Demand: 8, Submit: t0},
-			{Job: "N2", Tenant: "A", Demand: 4, Submit: t0},
-			{Job: "N3", Tenant: "B", Demand: 8, Submit: t0},
-		}}, opts)
+		_, err := Round(Input{Accounts: acc, Lease: lease, Placer: face(cl, f), Candidates: sc.cands(e1, e2, e3, e4)}, opts)
 		if !f.injected {
 			if err != nil {
 				t.Fatalf("round without a fault: %v", err)
