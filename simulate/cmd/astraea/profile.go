@@ -39,6 +39,9 @@ func profiles() []profile {
 				{"checkpoint", "10s", "our choice: the paper publishes no checkpoint time (§十二)"},
 				{"coldstart", "30s", "our choice: the paper publishes no cold-start time (§十二)"},
 				{"overhead", "false", "the direct overhead is the headline (§十六); the twin run's JCT rise depends on how two schedules diverge"},
+				{"no-backfill", "false", "§九: a round repeats until no candidate fits the free GPUs and placement, so a small job of a tenant that left play still starts"},
+				{"starved-below", "0", "not in the paper"},
+				{"wait-first", "0s", "not in the paper"},
 			},
 		},
 		{
@@ -53,6 +56,9 @@ func profiles() []profile {
 				{"coldstart", "0s", "the authors' simulator charges no cold-start time"},
 				{"metrics", "eq16", "the authors' simulator selects tenants by Eq. 16 (and reports tenants by Eq. 8, shown beside)"},
 				{"overhead", "false", "no overheads are charged, so there is no twin to compare"},
+				{"no-backfill", "true", "the authors' simulator: a tenant stops for the round at its first job that does not fit, and there is no backfill stage"},
+				{"starved-below", "0.2", "the authors' simulator: a tenant running below 20 % of its quota is served before the ρ order"},
+				{"wait-first", "6h", "the authors' simulator: jobs pending 6 h since they last ran go first in their tenant, oldest submission first"},
 			},
 		},
 		{
@@ -65,6 +71,9 @@ func profiles() []profile {
 				{"checkpoint", "10s", "v1"},
 				{"coldstart", "30s", "v1"},
 				{"overhead", "true", "v1: the twin run without overheads"},
+				{"no-backfill", "false", "v1: backfill"},
+				{"starved-below", "0", "v1"},
+				{"wait-first", "0s", "v1"},
 			},
 		},
 	}

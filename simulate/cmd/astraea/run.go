@@ -45,6 +45,9 @@ type options struct {
 	phases            int
 	tickPhase         time.Duration
 	dropOverQuota     bool
+	noBackfill        bool
+	starvedBelow      float64
+	waitFirst         time.Duration
 	// profile is the -profile bundle, and conv the conventions the run
 	// used (the profile's settings as set, flags that overrode them marked).
 	profile profile
@@ -95,6 +98,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.phases, "phases", 1, "run every policy at `N` tick phases spread over one interval and report mean [min–max]")
 	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
+	fs.BoolVar(&o.noBackfill, "no-backfill", false, "astraea: end a round when every tenant has left play (no backfill stage)")
+	fs.Float64Var(&o.starvedBelow, "starved-below", 0, "astraea: serve first every tenant holding less than `F` × its quota (0: off; the authors' simulator uses 0.2)")
+	fs.DurationVar(&o.waitFirst, "wait-first", 0, "astraea: rank first a job that waited this long since it last ran (0: off; the authors' simulator uses 6h)")
 	return fs
 }
 
@@ -385,8 +391,14 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 		return nil, fmt.Errorf("-reserve-after %v: want a positive duration", o.reserveAfter)
 	}
 	cons := constructors()
+	aopt := astraea.DefaultOptions()
+	aopt.NoBackfill, aopt.StarvedBelow, aopt.WaitFirstAfter = o.noBackfill, o.starvedBelow, o.waitFirst
+	if _, err := astraea.New(aopt); err != nil {
+		return nil, fmt.Errorf("-starved-below %v, -wait-first %v: %w", o.starvedBelow, o.waitFirst, err)
+	}
+	maps.Copy(cons, astraea.Constructors(aopt))
 	cons[reservePolicy] = func() (simulate.Policy, error) {
-		opt := astraea.DefaultOptions()
+		opt := aopt
 		opt.Name, opt.ReserveAfter = reservePolicy, o.reserveAfter
 		return astraea.New(opt)
 	}
