@@ -25,11 +25,14 @@
 # it prints a banner and, under CI=true, exits 1 (the caller with it);
 # otherwise the `source` returns 1.
 #
-# Cost on 2 shared cores: cold (empty Go module and build caches) about
-# 6-8 min for the download and build of kube-apiserver (~1,900 packages,
-# under `nice -n 10`) plus ~15 s for apt; warm, under a second (the
-# binary's version is checked, nothing is built). The cache holds one
-# ~100 MB binary per version; delete $ASTRAEA_CACHE/kube to rebuild.
+# Cost, measured on 2 cores shared with other builds (load average 35-50):
+# cold (empty Go module and build caches), the download and build of
+# kube-apiserver (~1,900 packages, under `nice -n 10`) took 65 min of wall
+# time (an interrupted 22 min run, then 43 min); on an idle 2-core machine
+# expect a fraction of that. apt's etcd-server: about 20 s. Warm: 1.2 s
+# (the cached binary's version is checked, nothing is built). The cache
+# holds one ~100 MB binary per version; delete $ASTRAEA_CACHE/kube to
+# rebuild.
 
 ASTRAEA_KUBE_VERSION=${ASTRAEA_KUBE_VERSION:-1.36.1}
 ASTRAEA_CACHE=${ASTRAEA_CACHE:-$HOME/.cache/astraea}
