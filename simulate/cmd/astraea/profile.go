@@ -59,6 +59,8 @@ func profiles() []profile {
 				{"no-backfill", "true", "the authors' simulator: a tenant stops for the round at its first job that does not fit, and there is no backfill stage"},
 				{"starved-below", "0.2", "the authors' simulator: a tenant running below 20 % of its quota is served before the ρ order"},
 				{"wait-first", "6h", "the authors' simulator: jobs pending 6 h since they last ran go first in their tenant, oldest submission first"},
+				{"placement", "spread", "the authors' simulator spreads a job it cannot consolidate (it places first-fit over nodes in order; ours is best fit)"},
+				{"new-jobs", "smallest", "the authors' simulator: a tenant's new jobs smallest demand first"},
 			},
 		},
 		{
@@ -74,6 +76,8 @@ func profiles() []profile {
 				{"no-backfill", "false", "v1: backfill"},
 				{"starved-below", "0", "v1"},
 				{"wait-first", "0s", "v1"},
+				{"placement", "strict", "v1: strict consolidation"},
+				{"new-jobs", "fifo", "v1: new jobs first in, first out"},
 			},
 		},
 	}

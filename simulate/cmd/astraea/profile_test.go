@@ -104,3 +104,14 @@ func TestPhasesAggregateEveryPolicy(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyLayerFlagsNameThemselves(t *testing.T) {
+	for _, c := range []struct{ flag, value string }{
+		{"-placement", "scatter"}, {"-new-jobs", "largest"}, {"-starved-below", "2"}, {"-wait-first", "-1s"},
+	} {
+		err := run([]string{c.flag, c.value, "-jobs", "10", "-quiet"}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("%s %s: error %v, want one naming %s", c.flag, c.value, err, c.flag)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate"
 	"github.com/astraea-sched/astraea/simulate/astraea"
 	"github.com/astraea-sched/astraea/simulate/baselines"
@@ -46,6 +47,8 @@ type options struct {
 	tickPhase         time.Duration
 	dropOverQuota     bool
 	noBackfill        bool
+	placement         string
+	newJobs           string
 	starvedBelow      float64
 	waitFirst         time.Duration
 	// profile is the -profile bundle, and conv the conventions the run
@@ -98,6 +101,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.phases, "phases", 1, "run every policy at `N` tick phases spread over one interval and report mean [min–max]")
 	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
+	fs.StringVar(&o.placement, "placement", placement.Strict.String(), "placement of every policy: \"strict\" (a gang one node could hold waits for one node) or \"spread\" (the fewest nodes its free GPUs allow)")
+	fs.StringVar(&o.newJobs, "new-jobs", astraea.FIFO.String(), "astraea: order of a tenant's new jobs: \"fifo\" or \"smallest\" (smallest demand first)")
 	fs.BoolVar(&o.noBackfill, "no-backfill", false, "astraea: end a round when every tenant has left play (no backfill stage)")
 	fs.Float64Var(&o.starvedBelow, "starved-below", 0, "astraea: serve first every tenant holding less than `F` × its quota (0: off; the authors' simulator uses 0.2)")
 	fs.DurationVar(&o.waitFirst, "wait-first", 0, "astraea: rank first a job that waited this long since it last ran (0: off; the authors' simulator uses 6h)")
@@ -393,6 +398,13 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	cons := constructors()
 	aopt := astraea.DefaultOptions()
 	aopt.NoBackfill, aopt.StarvedBelow, aopt.WaitFirstAfter = o.noBackfill, o.starvedBelow, o.waitFirst
+	if aopt.NewJobs, err = astraea.ParseNewJobOrder(o.newJobs); err != nil {
+		return nil, fmt.Errorf("-new-jobs: %w", err)
+	}
+	pmode, err := placement.ParseMode(o.placement)
+	if err != nil {
+		return nil, fmt.Errorf("-placement: %w", err)
+	}
 	if _, err := astraea.New(aopt); err != nil {
 		return nil, fmt.Errorf("-starved-below %v, -wait-first %v: %w", o.starvedBelow, o.waitFirst, err)
 	}
@@ -428,6 +440,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	cfg.Check = o.check
 	cfg.TickPhase = o.tickPhase
 	cfg.DropOverQuota = o.dropOverQuota
+	cfg.Placement = pmode
 	if o.phases < 1 || o.phases > maxPhases || o.interval/time.Duration(max(o.phases, 1)) == 0 {
 		return nil, fmt.Errorf("-phases %d: want 1 to %d, and at most one per nanosecond of -interval", o.phases, maxPhases)
 	}
