@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,13 @@ const (
 	maxGridPoints = 1_000_000
 	maxGridFile   = 1 << 20
 )
+
+// workerMemory is the soft memory limit of the command per point run at
+// once. The garbage collector's default pacing lets the heap grow to
+// twice the live heap: a run of Philly 14 d at 140 × 8 GPUs with 5 min
+// leases then takes 78 MiB of memory, and 62 MiB under this limit, at no
+// measurable cost in processor time.
+const workerMemory = 56 << 20
 
 // sweepOwned reports whether the sweep sets the main command's flag name
 // itself, so that a grid may not vary it: the runs' output goes to the
@@ -551,6 +559,12 @@ func sweep(args []string, stdout, stderr io.Writer, procs func(n int)) error {
 	par := parallelism(so.parallel, len(todo))
 	if procs != nil {
 		procs(par)
+		// A soft limit, which GOMEMLIMIT in the environment replaces:
+		// the garbage collector works harder near it and a run never
+		// fails for it.
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(int64(par) * workerMemory)
+		}
 	}
 	if err := os.MkdirAll(so.out, 0o755); err != nil {
 		return err
