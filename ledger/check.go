@@ -223,11 +223,12 @@ func (l *Ledger) Check() error {
 				groupW[c.pg] += c.weight
 			}
 		}
-		if len(p.kgroups) != len(p.kgroupIx) || len(p.kgroups) != len(members) {
+		indexed := l.mode == QuotaShare // DemandAware's kid groups are each one child's
+		if indexed && len(p.kgroups) != len(p.kgroupIx) || !indexed && len(p.kgroupIx) != 0 || len(p.kgroups) != len(members) {
 			bad("tenant %q: %d kid groups, %d indexed, %d used", p.id, len(p.kgroups), len(p.kgroupIx), len(members))
 		}
 		for i, g := range p.kgroups {
-			if g.ix != i || p.kgroupIx[g.theta] != g || g.n != members[g] || g.n <= 0 || !close(g.w, groupW[g]) {
+			if g.ix != i || indexed && p.kgroupIx[g.theta] != g || !indexed && g.n != 1 || g.n != members[g] || g.n <= 0 || !close(g.w, groupW[g]) {
 				bad("tenant %q: kid group θ=%v inconsistent (n=%d, children %d)", p.id, g.theta, g.n, members[g])
 			}
 			check1(fmt.Sprintf("tenant %q kid group θ=%v", p.id, g.theta), &g.s, min(g.theta, p.unit))

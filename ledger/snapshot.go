@@ -763,10 +763,12 @@ func (l *Ledger) decodeTree(d *dec) ([]*group, []*tenant, error) {
 		if err := listGroups(d, "tenant group", groups, gown, n, &n.groups, n.groupIx); err != nil {
 			return nil, nil, err
 		}
-		if n.kgroupIx == nil {
+		var ix map[float64]*group // DemandAware's kid groups are each one child's, not indexed
+		if l.mode == QuotaShare {
 			n.kgroupIx = map[float64]*group{}
+			ix = n.kgroupIx
 		}
-		if err := listGroups(d, "tenant kid group", groups, gown, n, &n.kgroups, n.kgroupIx); err != nil {
+		if err := listGroups(d, "tenant kid group", groups, gown, n, &n.kgroups, ix); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -810,12 +812,14 @@ func listGroups(d *dec, what string, groups []*group, gown []*tenant, n *tenant,
 			return d.err
 		}
 		g := groups[gi]
-		if gown[gi] != n || g.kid != (list == &n.kgroups) || g.ix >= 0 || ix[g.theta] != nil {
+		if gown[gi] != n || g.kid != (list == &n.kgroups) || g.ix >= 0 || ix != nil && ix[g.theta] != nil {
 			return fmt.Errorf("tenant %q: group %d listed twice or elsewhere", n.id, gi)
 		}
 		g.ix = len(*list)
 		*list = append(*list, g)
-		ix[g.theta] = g
+		if ix != nil {
+			ix[g.theta] = g
+		}
 	}
 	return nil
 }

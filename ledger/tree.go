@@ -214,6 +214,10 @@ func (l *Ledger) adopt(p, tn *tenant) {
 
 // rejoin moves tn at t into the kid group of its current θ and weight,
 // keeping its accumulated fair value; nothing changes if they are the same.
+// Under DemandAware a child's group is its own and its θ moves in place:
+// θ = D/W rarely repeats among siblings, and a new group at every change
+// of demand would retain a group and a segment per Submit and Finish
+// where a moved θ retains one breakpoint.
 func (l *Ledger) rejoin(tn *tenant, t int64) {
 	theta, ok := l.thetaOf(tn)
 	if n := len(tn.segs); n > 0 || !ok {
@@ -224,9 +228,18 @@ func (l *Ledger) rejoin(tn *tenant, t int64) {
 			return
 		}
 	}
+	if ok && tn.pg != nil && l.mode == DemandAware {
+		g := tn.pg
+		g.theta, g.w = theta, tn.weight
+		g.s.set(t, min(theta, tn.parent.unit), l.lam, l.trimBefore())
+		if tn.segs[len(tn.segs)-1].w != tn.weight {
+			l.appendSeg(tn, segment{from: t, g: g, w: tn.weight, base: l.tenantFairAt(tn, t), gFrom: g.s.at(t, l.lam)})
+		}
+		return
+	}
 	v := l.tenantFairAt(tn, t)
 	if tn.pg != nil {
-		leaveKid(tn, tn.segs[len(tn.segs)-1].w)
+		l.leaveKid(tn, tn.segs[len(tn.segs)-1].w)
 	}
 	seg := segment{from: t, base: v}
 	if ok {
@@ -234,7 +247,12 @@ func (l *Ledger) rejoin(tn *tenant, t int64) {
 		tn.pg = g
 		seg.g, seg.w, seg.gFrom = g, tn.weight, g.s.at(t, l.lam)
 	}
-	if n := len(tn.segs); n > 0 && tn.segs[n-1].from == t {
+	l.appendSeg(tn, seg)
+}
+
+// appendSeg starts tn's next segment.
+func (l *Ledger) appendSeg(tn *tenant, seg segment) {
+	if n := len(tn.segs); n > 0 && tn.segs[n-1].from == seg.from {
 		tn.segs[n-1] = seg // the previous one held for no time at all
 		return
 	}
@@ -244,18 +262,24 @@ func (l *Ledger) rejoin(tn *tenant, t int64) {
 	tn.segs = append(tn.segs, seg)
 }
 
-// joinKid returns p's kid group of θ, made at t if there is none, with one
-// more member, of weight w.
+// joinKid returns p's kid group of θ, made at t if there is none (always
+// under DemandAware, where every child has its own), with one more member,
+// of weight w.
 func (l *Ledger) joinKid(p *tenant, theta, w float64, t int64) *group {
-	g := p.kgroupIx[theta]
+	var g *group
+	if l.mode == QuotaShare {
+		g = p.kgroupIx[theta]
+	}
 	if g == nil {
-		if p.kgroupIx == nil {
-			p.kgroupIx = make(map[float64]*group)
-		}
 		g = &group{theta: theta, ix: len(p.kgroups), kid: true}
 		g.s.set(t, min(theta, p.unit), l.lam, l.trimBefore())
 		p.kgroups = append(p.kgroups, g)
-		p.kgroupIx[theta] = g
+		if l.mode == QuotaShare {
+			if p.kgroupIx == nil {
+				p.kgroupIx = make(map[float64]*group)
+			}
+			p.kgroupIx[theta] = g
+		}
 	}
 	g.n++
 	g.w += w
@@ -264,7 +288,7 @@ func (l *Ledger) joinKid(p *tenant, theta, w float64, t int64) *group {
 
 // leaveKid takes tn, a member of weight w, out of its kid group, dropped
 // from the parent when it empties (segments keep their reference to it).
-func leaveKid(tn *tenant, w float64) {
+func (l *Ledger) leaveKid(tn *tenant, w float64) {
 	g, p := tn.pg, tn.parent
 	tn.pg = nil
 	g.n--
@@ -273,7 +297,11 @@ func leaveKid(tn *tenant, w float64) {
 		return
 	}
 	g.w = 0
-	p.kgroups = dropGroup(p.kgroups, p.kgroupIx, g)
+	var ix map[float64]*group // DemandAware's groups are not indexed
+	if l.mode == QuotaShare {
+		ix = p.kgroupIx
+	}
+	p.kgroups = dropGroup(p.kgroups, ix, g)
 }
 
 // tenantFairAt is tn's (decayed) cumulative fair value at time t.
