@@ -52,3 +52,30 @@ func TestParseArguments(t *testing.T) {
 
 func withHistory(c Config, h ledger.History) Config { c.History = h; return c }
 func withLease(c Config, d time.Duration) Config    { c.Lease = d; return c }
+
+// FuzzParseArguments checks that any string value of any key parses or is
+// refused with ErrArgument naming that key, never a panic, and that a
+// parsed history or lease is valid for a ledger.
+func FuzzParseArguments(f *testing.F) {
+	for _, seed := range []struct{ key, value string }{
+		{ArgMode, "eq16"}, {ArgHistory, "window=1h"}, {ArgHistory, "half-life=-1s"},
+		{ArgLease, "15m"}, {ArgResource, "nvidia.com/gpu"}, {"astraea.x", ""},
+	} {
+		f.Add(seed.key, seed.value)
+	}
+	f.Fuzz(func(t *testing.T, key, value string) {
+		c, err := ParseArguments(framework.Arguments{key: value})
+		if err != nil {
+			if !errors.Is(err, ErrArgument) || !strings.Contains(err.Error(), key) {
+				t.Fatalf("err = %v: not ErrArgument naming %q", err, key)
+			}
+			return
+		}
+		if c.Lease < 0 || c.Resource == "" {
+			t.Fatalf("accepted %+v", c)
+		}
+		if _, err := ledger.New(ledger.Config{Mode: c.Mode, History: c.History, Start: t0}); err != nil {
+			t.Fatalf("accepted a configuration the ledger refuses: %v", err)
+		}
+	})
+}
