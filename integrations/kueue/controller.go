@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	astraeaprom "github.com/astraea-sched/astraea/integrations/prometheus"
 	"github.com/astraea-sched/astraea/ledger"
 )
 
@@ -102,6 +103,8 @@ type Controller struct {
 
 	wmu     sync.Mutex
 	weights map[ledger.TenantID]float64 // the weight each tenant's queue had at the last sync
+	// weightGauge reports weights; nil without Options.Registerer.
+	weightGauge *prometheus.GaugeVec
 }
 
 // New returns a controller reading and writing through c (a manager's
@@ -128,7 +131,11 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	if c.opts.Registerer != nil {
-		return c.opts.Registerer.Register(newCollector(c))
+		c.weightGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "astraea_kueue_fair_sharing_weight",
+			Help: "The tenant's queue's spec.fairSharing.weight after the last sync.",
+		}, []string{"tenant"})
+		return c.opts.Registerer.Register(c.weightGauge)
 	}
 	return nil
 }
@@ -319,6 +326,17 @@ func (c *Controller) initLocked(ctx context.Context) error {
 			return err
 		}
 	}
+	if c.opts.Registerer != nil {
+		// the ledger's accounts, read at every scrape under the
+		// recorder's lock, extrapolated to the scrape's time
+		col, err := astraeaprom.NewCollector(rec.l, astraeaprom.Options{Lock: &rec.mu, Now: c.opts.Clock})
+		if err != nil {
+			return err
+		}
+		if err := c.opts.Registerer.Register(col); err != nil {
+			return err
+		}
+	}
 	c.rec, c.names = rec, names
 	return nil
 }
@@ -422,6 +440,12 @@ func (c *Controller) Sync(ctx context.Context) error {
 	c.wmu.Lock()
 	c.weights = weights
 	c.wmu.Unlock()
+	if g := c.weightGauge; g != nil {
+		g.Reset()
+		for id, w := range weights {
+			g.WithLabelValues(string(id)).Set(w)
+		}
+	}
 	if c.opts.Snapshot != "" {
 		if err := rec.Snapshot(c.opts.Snapshot); err != nil {
 			errs = append(errs, err)

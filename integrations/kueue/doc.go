@@ -32,8 +32,10 @@
 // # What it reports
 //
 // Registered on a prometheus.Registerer (the manager's metrics endpoint in
-// cmd/astraea-kueue), per tenant: astraea_tenant_alloc_gpu_seconds,
-// astraea_tenant_fair_share_gpu_seconds, astraea_tenant_rho,
-// astraea_tenant_demand_gpus, astraea_tenant_allocated_gpus and
-// astraea_kueue_fair_sharing_weight, all gauges.
+// cmd/astraea-kueue): the ledger's accounts through the collector of
+// integrations/prometheus (per tenant astraea_tenant_alloc_gpu_seconds,
+// astraea_tenant_fair_share_gpu_seconds, astraea_tenant_rho and the current
+// weight, quota, demand and allocation; the capacity), and per tenant
+// astraea_kueue_fair_sharing_weight, the queue's weight after the last
+// sync. All are gauges: under a half-life or a window the totals fall.
 package kueue
