@@ -351,3 +351,18 @@ func TestWriteTableIntervalFromSeconds(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 }
+
+// The direct overhead is checkpoint + cold start + lost work, each a share
+// of the finished jobs' total JCT.
+func TestDirectOverhead(t *testing.T) {
+	r := Run{Jobs: []JobRecord{
+		{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(100), Run: 90 * time.Second,
+			Checkpoint: 2 * time.Second, ColdStart: 3 * time.Second, Lost: 5 * time.Second},
+		{ID: "b", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(100), Run: 100 * time.Second},
+	}}
+	ov := Summarize(r, SummaryConfig{}).Overhead
+	want := Overhead{Direct: 10.0 / 200, Checkpoint: 2.0 / 200, ColdStart: 3.0 / 200, Lost: 5.0 / 200}
+	if !near(ov.Direct, want.Direct) || !near(ov.Checkpoint, want.Checkpoint) || !near(ov.ColdStart, want.ColdStart) || !near(ov.Lost, want.Lost) {
+		t.Errorf("overhead %+v, want %+v", ov, want)
+	}
+}
