@@ -366,3 +366,23 @@ func TestDirectOverhead(t *testing.T) {
 		t.Errorf("overhead %+v, want %+v", ov, want)
 	}
 }
+
+// With both equations the table adds the Eq. 16 loss among the pairs with
+// demand: ShareBusy of Pairs − Idle, not Share of Pairs.
+func TestWriteTableBusyPairs(t *testing.T) {
+	il := []IntervalLoss{{Interval: time.Hour, Seconds: 3600, Pairs: 4, Loss: 2, Share: 0.5, Idle: 2, IdleLoss: 1, ShareBusy: 0.25}}
+	s := Summary{Policy: "p", TenantLossThreshold: 1, TenantLoss: il, TenantLossEq8: il, TenantLossEq16: il}
+	var sb strings.Builder
+	if err := WriteTable(&sb, s); err != nil {
+		t.Fatal(err)
+	}
+	if out := sb.String(); !strings.Contains(out, "25.00 % of 2") || !strings.Contains(out, "50.00 % of 4") {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+func TestCDFOfOneValue(t *testing.T) {
+	if c := cdf([]float64{5}); len(c) != 1 || c[0].X != 5 || c[0].Y != 1 {
+		t.Errorf("cdf = %v, want [(5, 1)]", c)
+	}
+}
