@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -262,5 +263,19 @@ func TestUsageCheckRejectsNegativeFields(t *testing.T) {
 	}
 	if err := (Usage{Held: 3, Progress: 1, Lost: 2}).Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// A Progress that has ended accepts no second Finish.
+func TestProgressFinishesOnce(t *testing.T) {
+	p, err := NewProgress(time.Hour)
+	must(t, err)
+	must(t, p.Start(t0))
+	must(t, p.Finish(t1, Cancelled))
+	if err := p.Finish(t2, Failed); !errors.Is(err, ErrInvalidTransition) {
+		t.Errorf("second Finish: %v, want ErrInvalidTransition", err)
+	}
+	if got := p.State(t2); got != Cancelled {
+		t.Errorf("State = %v, want the first final state", got)
 	}
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -67,5 +68,19 @@ func TestTenantReweightRangeGuard(t *testing.T) {
 	}
 	if ti, _ := l.Tenant("u"); ti.Registered {
 		t.Fatalf("rejected AddTenant registered u: %+v", ti)
+	}
+}
+
+// A refused Start or Stop says which way the job's state is wrong.
+func TestStartStopRefusalsSayWhy(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "j", "t", 1, 1))
+	if err := l.Stop(ts(1), "j"); !errors.Is(err, ErrInvalidTransition) || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("stopping a pending job: %v", err)
+	}
+	do(t, l, l.Start(ts(1), "j"))
+	if err := l.Start(ts(2), "j"); !errors.Is(err, ErrInvalidTransition) || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("starting a running job: %v", err)
 	}
 }

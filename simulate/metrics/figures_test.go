@@ -319,3 +319,14 @@ func TestWriteFiguresReportsAFailedFile(t *testing.T) {
 		}
 	}
 }
+
+// The time axes start at the earliest time any run recorded.
+func TestOriginIsTheEarliestTime(t *testing.T) {
+	runs := []Run{
+		{Jobs: []JobRecord{{ID: "a", Submit: at(50)}, {ID: "b", Submit: at(20)}}},
+		{Jobs: []JobRecord{{ID: "c", Submit: at(30)}}},
+	}
+	if got := originOf(runs); !got.Equal(at(20)) {
+		t.Errorf("origin %v, want t0+20s", got.Sub(t0))
+	}
+}
