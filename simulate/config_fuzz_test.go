@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 )
@@ -11,9 +12,9 @@ import (
 // ErrConfig.
 func FuzzConfigValidate(f *testing.F) {
 	f.Add(100, 8, int64(10*time.Second), int64(15*time.Minute), int64(10*time.Second), int64(30*time.Second))
-	f.Add(9223372036854775807, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0))
+	f.Add(math.MaxInt, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0))
 	f.Add(10000000, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0))
-	f.Add(100, 9223372036854775807, int64(time.Second), int64(time.Hour), int64(0), int64(0))
+	f.Add(100, math.MaxInt, int64(time.Second), int64(time.Hour), int64(0), int64(0))
 	f.Add(1, 1, int64(-1), int64(-1), int64(-1), int64(1<<62))
 	f.Fuzz(func(t *testing.T, nodes, gpn int, interval, lease, ckpt, cold int64) {
 		cfg := DefaultConfig(nodes, gpn, map[string]float64{"x": 1})
