@@ -9,8 +9,24 @@
 // atomically, by [WriteFile]: temporary file, fsync, rename, fsync of the
 // directory — lets the iteration in flight finish if it can within its
 // grace period (then flushes that one too), and exits. Started again with
-// the same state file it resumes from the snapshot. A SIGKILL loses the
-// progress since the last flush, never the file.
+// the same state file it resumes from the snapshot.
+//
+// # The crash promise
+//
+// The state file is always a whole snapshot of some completed iteration,
+// old or new, never a torn one. What a stop loses depends on how it comes:
+//
+//   - SIGTERM or SIGUSR1: at most the iteration in flight — none when that
+//     iteration ends within -grace, since its snapshot is flushed too.
+//   - SIGKILL, a crash or a power loss: every iteration since the last
+//     flush. Without -flush-every the trainer flushes only when signalled
+//     and at the end, so that is all the progress of the run (the package
+//     tests measured up to about 6,900 iterations of the demo job). With
+//     -flush-every D it is at most the progress of D, plus the iteration
+//     in flight and the time one flush takes.
+//
+// A -state path whose directory the trainer cannot write is refused at
+// start, before the first iteration.
 //
 // [Procs] implements lease.Effects with os/exec and syscall: Start and
 // Restore launch the trainer and wait until it reports "ready" (the cold

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,7 +25,12 @@ import (
 //     lets the iteration in flight finish if it does within -grace and then
 //     flushes that one too, and exits the process with status 0.
 //   - Started again with the same -state file it resumes from the snapshot.
-//   - SIGKILL loses the progress since the last flush, never the file.
+//   - SIGKILL loses the progress since the last flush, never the file. With
+//     -flush-every D it also flushes the newest snapshot every D while it
+//     trains, which bounds that loss to D of progress (plus the iteration
+//     in flight and one flush).
+//   - A -state file whose directory it cannot write is an error at start,
+//     before the first iteration, not at the first flush.
 //
 // It reports on stdout, one line per event:
 //
@@ -34,7 +40,8 @@ import (
 //	done N      completed all N iterations and wrote the final snapshot
 //
 // Flags: -state FILE (required), -iters N, -seed S, -pace D (busy compute
-// per iteration), -grace D, -stall-at K (iteration K+1 never ends: a hung
+// per iteration), -grace D, -flush-every D (0: flush only when signalled
+// and at the end), -stall-at K (iteration K+1 never ends: a hung
 // iteration, to demonstrate the coordinator's deadline). It returns the
 // process exit status: 0 done, 1 error, 2 usage.
 func TrainerMain(args []string, stdout, stderr io.Writer) int {
@@ -45,6 +52,7 @@ func TrainerMain(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "data seed")
 	pace := fs.Duration("pace", 0, "simulated compute time per iteration (busy, like compute)")
 	grace := fs.Duration("grace", time.Second, "how long a signalled job waits for the iteration in flight")
+	flushEvery := fs.Duration("flush-every", 0, "also flush the newest snapshot this often while training, bounding what a SIGKILL loses (0: only when signalled and at the end)")
 	stallAt := fs.Uint64("stall-at", 0, "if > 0, the iteration after this one never ends (a hung iteration, to demonstrate the deadline)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -53,7 +61,15 @@ func TrainerMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "trainer: -state is required")
 		return 2
 	}
-	if err := runTrainer(stdout, stderr, *state, *iters, *seed, *pace, *grace, *stallAt); err != nil {
+	if *flushEvery < 0 {
+		fmt.Fprintf(stderr, "trainer: -flush-every must be ≥ 0 (got %v)\n", *flushEvery)
+		return 2
+	}
+	if err := writable(*state); err != nil {
+		fmt.Fprintf(stderr, "trainer: -state %s: %v\n", *state, err)
+		return 1
+	}
+	if err := runTrainer(stdout, stderr, *state, *iters, *seed, *pace, *grace, *flushEvery, *stallAt); err != nil {
 		fmt.Fprintln(stderr, "trainer:", err)
 		return 1
 	}
@@ -102,7 +118,23 @@ func (j *trainerJob) flush(s Snapshot) error {
 	return nil
 }
 
-func runTrainer(stdout io.Writer, stderr io.Writer, path string, iters, seed uint64, pace, grace time.Duration, stallAt uint64) error {
+// writable proves that a snapshot can be written at path: WriteFile makes a
+// temporary file beside it and renames it over path, so the directory must
+// take a new file.
+func writable(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-")
+	if err != nil {
+		return fmt.Errorf("its directory is not writable: %w", err)
+	}
+	name := f.Name()
+	err = f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func runTrainer(stdout io.Writer, stderr io.Writer, path string, iters, seed uint64, pace, grace, flushEvery time.Duration, stallAt uint64) error {
 	j := &trainerJob{path: path, out: bufio.NewWriter(stdout)}
 	s, ok, err := ReadFile(path)
 	if err != nil {
@@ -143,6 +175,25 @@ func runTrainer(stdout io.Writer, stderr io.Writer, path string, iters, seed uin
 		os.Exit(0)
 	}()
 
+	if flushEvery > 0 {
+		// Periodic flushes run beside the training, so an iteration never
+		// waits for the disk; flush skips a snapshot already on disk.
+		tick := time.NewTicker(flushEvery)
+		defer tick.Stop()
+		go func() {
+			for {
+				select {
+				case <-tick.C:
+					if err := j.flush(j.latest()); err != nil {
+						fmt.Fprintln(stderr, "trainer:", err)
+						os.Exit(1)
+					}
+				case <-loopDone:
+					return
+				}
+			}
+		}()
+	}
 	j.say("ready %d", s.Iter)
 	t := NewTrainer(seed)
 	for s.Iter < iters && !stop.Load() {
