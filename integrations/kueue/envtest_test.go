@@ -152,7 +152,7 @@ func TestEnvtestRecordsWorkloads(t *testing.T) {
 		if lo, hi := min(w, target), max(w, target); hi >= lo*(1+m.Band) {
 			t.Errorf("queue %s: weight %g, target %g for ρ %v", s.ID, w, target, s.Account.Rho)
 		}
-		t.Logf("queue %s: ρ %v, weight %g", s.ID, s.Account.Rho, w)
+		t.Logf("queue %s: ρ %v, weight %.3f", s.ID, s.Account.Rho, w)
 	}
 	// Metrics: a gauge per tenant.
 	mfs, err := reg.Gather()
@@ -197,5 +197,48 @@ func TestEnvtestRecordsWorkloads(t *testing.T) {
 	got = billed(ctl3.Recorder())
 	if got["team/qb"] != 10 {
 		t.Errorf("rebuilt: team/qb billed %g GPU·s, want 10 (the run since 50 s)", got["team/qb"])
+	}
+}
+
+// TestEnvtestClusterQueueTenancy: with ByClusterQueue the tenant is the
+// ClusterQueue behind a workload's LocalQueue, and the weight goes to the
+// ClusterQueue.
+func TestEnvtestClusterQueueTenancy(t *testing.T) {
+	_, cfg, c := startAPIServer(t)
+	ctx := context.Background()
+	queues(t, c, "team", 4, "qa", "qb")
+	ctl, _ := startController(t, cfg, Options{Period: time.Hour, Tenancy: ByClusterQueue})
+	wl := &kueuev1beta2.Workload{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "a"},
+		Spec:       kueuev1beta2.WorkloadSpec{QueueName: "qb", PodSets: podSets(3)},
+	}
+	if err := c.Create(ctx, wl); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the workload submitted", func() bool {
+		r := ctl.Recorder()
+		if r == nil {
+			return false
+		}
+		j, ok := r.Job(JobOf(wl))
+		return ok && j.Tenant == "cq" && j.Demand == 3
+	})
+	if err := ctl.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var cq kueuev1beta2.ClusterQueue
+	if err := c.Get(ctx, client.ObjectKey{Name: "cq"}, &cq); err != nil {
+		t.Fatal(err)
+	}
+	// the only tenant, owed and not served yet: ρ = 0, the upper bound
+	if cq.Spec.FairSharing == nil || cq.Spec.FairSharing.Weight == nil || cq.Spec.FairSharing.Weight.AsApproximateFloat64() != 4 {
+		t.Fatalf("ClusterQueue fairSharing %+v, want weight 4", cq.Spec.FairSharing)
+	}
+	var lq kueuev1beta2.LocalQueue
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "team", Name: "qb"}, &lq); err != nil {
+		t.Fatal(err)
+	}
+	if lq.Spec.FairSharing != nil && lq.Spec.FairSharing.Weight != nil {
+		t.Fatalf("LocalQueue weight %v written under ClusterQueue tenancy", lq.Spec.FairSharing.Weight)
 	}
 }
