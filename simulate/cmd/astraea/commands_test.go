@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -204,5 +205,19 @@ func TestAnUnwritableOutIsRefusedFirst(t *testing.T) {
 		if out.Len() > 0 {
 			t.Errorf("-out %s: printed %q before refusing", dir, out.String())
 		}
+	}
+}
+
+// TestSkippingEveryRowShowsTheSkips: when -lenient skips every row of a
+// trace, the error reports the skips, not a missing quota.
+func TestSkippingEveryRowShowsTheSkips(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(path, []byte("tenant,job,gpus,submit,duration\na,j1,x,0,100\na,j2,1,-,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run([]string{"-trace", path, "-lenient", "-quiet"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "skipped all 2 rows") || !strings.Contains(err.Error(), "invalid number: 1") ||
+		!strings.Contains(err.Error(), "invalid time: 1") {
+		t.Fatalf("%v, want the skip counts", err)
 	}
 }

@@ -252,6 +252,15 @@ func quotas(o options, w *workload) (map[string]float64, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		if sk := w.skipped; len(q) == 0 && sk.Rows > 0 {
+			// Every row was skipped: say so, rather than "no tenant quotas".
+			reasons := slices.Sorted(maps.Keys(sk.ByReason))
+			for i, r := range reasons {
+				reasons[i] = fmt.Sprintf("%s: %d", r, sk.ByReason[r])
+			}
+			return nil, "", fmt.Errorf("-trace %s: -lenient skipped all %d rows (%s); first: %s",
+				o.trace, sk.Rows, strings.Join(reasons, ", "), sk.First[slices.Min(slices.Collect(maps.Keys(sk.First)))])
+		}
 		if !k.full {
 			w.kept = k.jobs() // not nil, even for an empty trace
 		}
