@@ -481,7 +481,8 @@ func (l listFlag) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	l.raw[l.name] = vals
+	// A flag given twice lists the values of both.
+	l.raw[l.name] = append(l.raw[l.name], vals...)
 	return nil
 }
 

@@ -104,6 +104,17 @@ func TestSplitList(t *testing.T) {
 	}
 }
 
+func TestAFlagGivenTwiceListsBoth(t *testing.T) {
+	var out bytes.Buffer
+	if err := sweep([]string{"-nodes", "10", "-nodes", "20,30", "-list", "-out", t.TempDir()}, &out, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "todo\t-nodes=10\ntodo\t-nodes=20\ntodo\t-nodes=30\n"
+	if out.String() != want {
+		t.Fatalf("listed\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
 func TestParseGrid(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
