@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/astraea-sched/astraea/ledger"
 )
 
 // ErrQuota reports a quota file that cannot be used: no tenant or value
@@ -111,8 +112,9 @@ func ParseQuotas(r io.Reader, name string) (map[string]float64, error) {
 		if err != nil {
 			return nil, &RowError{File: name, Line: line, Column: h[vcol], Value: excerpt(rec[vcol]), Err: fmt.Errorf("%w: %w", ErrQuota, ErrNumber)}
 		}
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, &RowError{File: name, Line: line, Column: h[vcol], Value: excerpt(rec[vcol]), Err: fmt.Errorf("%w: %w", ErrQuota, ErrWeight)}
+		if !(v >= ledger.MinWeight && v <= ledger.MaxWeight) { // NaN fails; the ledger takes no other weight
+			return nil, &RowError{File: name, Line: line, Column: h[vcol], Value: excerpt(rec[vcol]),
+				Err: fmt.Errorf("%w: %w: outside [%v, %v]", ErrQuota, ErrWeight, ledger.MinWeight, ledger.MaxWeight)}
 		}
 		out[t] = v
 		total += v

@@ -314,7 +314,7 @@ func TestReadQuotas(t *testing.T) {
 		{"artifact share files", "name,share\n6214e9,2690\n7f04ca,2568\n", map[string]float64{"6214e9": 2690, "7f04ca": 2568}},
 		{"an unnamed tenant column with node counts", ",num\nvcEwI,9\nvcWoR,5\n", map[string]float64{"vcEwI": 9, "vcWoR": 5}},
 		{"node counts with a space in the name", "vc,node num\n6214e9,64\n", map[string]float64{"6214e9": 64}},
-		{"generic tenant and gpus", "tenant,gpus\nteam-a,16\nteam-b,0\n", map[string]float64{"team-a": 16, "team-b": 0}},
+		{"generic tenant and gpus", "tenant,gpus\nteam-a,16\nteam-b,1\n", map[string]float64{"team-a": 16, "team-b": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -333,14 +333,16 @@ func TestReadQuotas(t *testing.T) {
 		})
 	}
 	for name, in := range map[string]string{
-		"no value column":    "vc,jobs2\na,1\n",
-		"a duplicate tenant": "vc,weight\na,1\na,2\n",
-		"a negative weight":  "vc,weight\na,-1\n",
-		"a non-number":       "vc,weight\na,x\n",
-		"all zero":           "vc,weight\na,0\n",
-		"a short row":        "vc,weight\na\n",
-		"an empty tenant":    "vc,weight\n,1\n",
-		"empty input":        "",
+		"no value column":     "vc,jobs2\na,1\n",
+		"a duplicate tenant":  "vc,weight\na,1\na,2\n",
+		"a negative weight":   "vc,weight\na,-1\n",
+		"a non-number":        "vc,weight\na,x\n",
+		"all zero":            "vc,weight\na,0\n",
+		"one zero":            "vc,weight\na,1\nb,0\n",
+		"a weight above 1e12": "vc,weight\na,1\nb,1e13\n",
+		"a short row":         "vc,weight\na\n",
+		"an empty tenant":     "vc,weight\n,1\n",
+		"empty input":         "",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := ParseQuotas(strings.NewReader(in), "q.csv"); !errors.Is(err, ErrQuota) {
@@ -350,6 +352,20 @@ func TestReadQuotas(t *testing.T) {
 	}
 	if _, err := ParseQuotas(bytes.NewReader(gz("vc,weight\na,1\n")), "q.csv.gz"); err != nil {
 		t.Fatalf("gzip quota table: %v", err)
+	}
+}
+
+// TestQuotaErrorsNameFileAndLine: a weight the ledger would refuse, and a
+// quota path that is a directory, are reported with the file (and line).
+func TestQuotaErrorsNameFileAndLine(t *testing.T) {
+	_, err := ParseQuotas(strings.NewReader("vc,weight\na,1\nb,0\n"), "q.csv")
+	var re *RowError
+	if !errors.Is(err, ErrQuota) || !errors.As(err, &re) || re.File != "q.csv" || re.Line != 3 {
+		t.Fatalf("zero weight: %v, want a row error at q.csv:3", err)
+	}
+	dir := t.TempDir()
+	if _, err := ReadQuotas(dir); !errors.Is(err, ErrQuota) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("a directory: %v, want ErrQuota naming %s", err, dir)
 	}
 }
 
