@@ -35,14 +35,14 @@ func traceDemands(rng *rand.Rand, n int) []int {
 // rack, filled to about 75% by a trace-shaped workload and then thinned by
 // random departures, so that free capacity is fragmented as in a busy
 // cluster.
-func benchCluster(b *testing.B, n int) *Cluster {
+func benchCluster(b *testing.B, n int, opts ...Option) *Cluster {
 	b.Helper()
 	nodes := make([]Node, n)
 	for i := range nodes {
 		nodes[i] = Node{ID: fmt.Sprintf("node-%06d", i), GPUs: 8,
 			Topology: []string{fmt.Sprintf("rack-%04d", i/64), fmt.Sprintf("switch-%05d", i/16)}}
 	}
-	c, err := NewCluster(nodes)
+	c, err := NewCluster(nodes, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -160,6 +160,26 @@ func BenchmarkPlace(b *testing.B) {
 			_, _ = c.Place(demands[i&1023])
 		}
 	})
+}
+
+// BenchmarkPlaceModes measures a planning decision under each Mode on the
+// busy clusters of BenchmarkPlace (built under that mode): FewestNodes must
+// scale as Strict does.
+func BenchmarkPlaceModes(b *testing.B) {
+	for _, m := range []Mode{Strict, FewestNodes} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%v/nodes=%d", m, n), func(b *testing.B) {
+				c := benchCluster(b, n, WithMode(m))
+				demands := traceDemands(rand.New(rand.NewPCG(2, 2)), 1024)
+				b.ReportAllocs()
+				cpu := startCPU(b)
+				defer cpu.stop(b)
+				for i := 0; b.Loop(); i++ {
+					_, _ = c.Place(demands[i&1023])
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkFits measures the cheap feasibility check.

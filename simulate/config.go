@@ -133,11 +133,6 @@ type Config struct {
 	// default) or on the fewest nodes the free GPUs allow
 	// (placement.FewestNodes, which spreads a gang when no node holds it).
 	Placement placement.Mode
-	// SpreadSlowdown, in (0, 1], is the rate at which a job placed on more
-	// nodes than its minimum (placement.Cluster.MinNodes) makes progress:
-	// s GPU·s of work per GPU·s held, until it is placed again. Zero means
-	// 1, no slowdown. Stats.SpreadSeconds reports what it cost.
-	SpreadSlowdown float64
 	// Exhaustive makes the engine take none of its shortcuts and ignore
 	// every trait a policy declares (see Traits): each tick with anything
 	// to decide calls the policy. Results must not differ (tests and
@@ -323,8 +318,6 @@ func (c *Config) validate() error {
 		return configErr("unknown %v", c.Admit)
 	case c.Placement != placement.Strict && c.Placement != placement.FewestNodes:
 		return configErr("unknown placement %v", c.Placement)
-	case c.SpreadSlowdown < 0 || c.SpreadSlowdown > 1 || math.IsNaN(c.SpreadSlowdown):
-		return configErr("SpreadSlowdown %v must lie in (0, 1] (0 means 1)", c.SpreadSlowdown)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}
