@@ -29,6 +29,7 @@ var rewards = []struct {
 }{
 	{"neg-rho", NegJobRho},
 	{"new-job-first", NewJobFirst},
+	{"smallest-new-first", SmallestNewFirst},
 	{"long-job-credit", WeightedSum(Term{1, NegJobRho}, Term{1, LongJobCredit(0.25, 4)})},
 	{"urgent-then-new", Lexicographic(UrgentFirst, NewJobFirst)},
 	{"mixed-lengths", mixedLengths},
@@ -110,9 +111,16 @@ func genScenario(t *rapid.T) scenario {
 			Reward:           rw.r,
 			NoBackfill:       rapid.Bool().Draw(t, "noBackfill"),
 			AdvanceFairShare: rapid.Bool().Draw(t, "advanceFairShare"),
+			PreCredit:        preCredits[rapid.IntRange(0, len(preCredits)-1).Draw(t, "preCredit")],
 		},
 	}
 }
+
+// preCredits are the pre-credit hooks the properties run under: the
+// default, none, and half a lease.
+var preCredits = []PreCredit{nil, NoCredit, func(d ledger.GPUs, lease time.Duration) ledger.GPUSeconds {
+	return LeaseCredit(d, lease) / 2
+}}
 
 // run runs the round on a clone of the scenario's cluster.
 func (s scenario) run(t *rapid.T, cands []Candidate, wrap func(*placement.Cluster) placement.Placer) (Result, *placement.Cluster, []Step) {
@@ -289,7 +297,11 @@ func TestPropertyRoundInvariants(t *testing.T) {
 			last[st.Tenant.ID] = st.Reward
 			if st.Granted {
 				ts := inPlay[st.Tenant.ID]
-				ts.Account.Alloc += ledger.GPUSeconds(float64(st.Job.Demand) * lease.Seconds())
+				credit := LeaseCredit
+				if s.opts.PreCredit != nil {
+					credit = s.opts.PreCredit
+				}
+				ts.Account.Alloc += credit(st.Job.Demand, lease)
 				ts.Account.Rho = ledger.Ratio(ts.Account.Alloc, ts.Account.FairShare)
 				if ts.Account.Rho != st.Grant.TenantRhoAfter {
 					t.Fatalf("pre-credited ρ %v, grant says %v", ts.Account.Rho, st.Grant.TenantRhoAfter)

@@ -97,7 +97,11 @@ func referenceRound(t *rapid.T, in Input, opts Options) Result {
 	var res Result
 	grant := func(x *rc, tn *rt, stage Stage, kind GrantKind, p placement.Placement, pre []ledger.JobID) {
 		before := tn.st.Account.Rho
-		tn.st.Account.Alloc += ledger.GPUSeconds(float64(x.c.Demand) * L)
+		credit := LeaseCredit
+		if opts.PreCredit != nil {
+			credit = opts.PreCredit
+		}
+		tn.st.Account.Alloc += credit(x.c.Demand, in.Lease)
 		tn.st.Account.Rho = ledger.Ratio(tn.st.Account.Alloc, tn.st.Account.FairShare)
 		tn.st.Grants++
 		tn.st.GPUs += x.c.Demand
