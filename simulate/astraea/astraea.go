@@ -224,11 +224,12 @@ func (p *Policy) Traits() simulate.Traits {
 	if p.opt.ReserveAfter > 0 {
 		return simulate.Traits{ProgressBlind: true}
 	}
-	if p.opt.NoBackfill || p.opt.StarvedBelow > 0 || p.opt.WaitFirstAfter > 0 {
-		// Without backfill a round may leave a job that fits waiting, so
-		// a tick that could change nothing cannot be told from outside;
-		// the other two rules change with time alone.
-		return simulate.Traits{ProgressBlind: true}
+	if p.opt.NoBackfill {
+		// Without backfill a tenant whose pick does not fit leaves play
+		// with its expiring jobs unrenewed. The order rules (StarvedBelow,
+		// WaitFirstAfter) change who goes first, never what fits, so they
+		// keep both traits.
+		return simulate.Traits{ProgressBlind: true, IdleWhenNothingFits: true}
 	}
 	return simulate.Traits{ProgressBlind: true, IdleWhenNothingFits: true, RenewsWhenNothingFits: true}
 }

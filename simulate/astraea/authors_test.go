@@ -156,8 +156,8 @@ func TestNoBackfillStopsATenantAtItsFirstJobThatDoesNotFit(t *testing.T) {
 			if got := grantsOf(t, p, s); !slices.Equal(got, c.want) {
 				t.Errorf("granted %v, want %v", got, c.want)
 			}
-			if tr := p.Traits(); c.noBackfill && tr.IdleWhenNothingFits {
-				t.Errorf("traits %+v: a round without backfill may leave a job that fits", tr)
+			if tr := p.Traits(); c.noBackfill && tr.RenewsWhenNothingFits {
+				t.Errorf("traits %+v: a round without backfill may let an expiring job lapse", tr)
 			}
 		})
 	}

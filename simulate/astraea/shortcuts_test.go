@@ -264,9 +264,13 @@ func TestRenewalStaleTimesOfNestedIntervals(t *testing.T) {
 }
 
 // drawVariant draws a variant of the policy without reservations (which
-// the engine calls at every tick) and a new-job order.
+// the engine calls at every tick), a new-job order and the authors'
+// simulator's rules, each on or off.
 func drawVariant(t *rapid.T) Options {
 	o := DefaultOptions()
 	o.NewJobs = rapid.SampledFrom([]NewJobOrder{FIFO, Smallest}).Draw(t, "newJobs")
+	o.NoBackfill = rapid.Bool().Draw(t, "noBackfill")
+	o.StarvedBelow = rapid.SampledFrom([]float64{0, 0.2, 1}).Draw(t, "starvedBelow")
+	o.WaitFirstAfter = time.Duration(rapid.SampledFrom([]int{0, 60, 3600}).Draw(t, "waitFirst")) * time.Second
 	return rapid.SampledFrom(Variants(o)[:4]).Draw(t, "variant")
 }
