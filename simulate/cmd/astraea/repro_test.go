@@ -95,10 +95,21 @@ func TestReproVenus(t *testing.T) {
 	for _, c := range e.Claims {
 		t.Logf("%s %s: paper %.3f, ours %.3f [%.3f–%.3f]", c.Metric, c.Policy, c.Paper, c.Ours.Mean, c.Ours.Min, c.Ours.Max)
 	}
-	mustHold := map[string]bool{}
+	// The paper's claims this reproduction meets (docs/reproduction.md
+	// lists the others with their measured values); a run is deterministic,
+	// so each must hold on every machine.
+	mustHold := map[string]bool{
+		"astraea has the lowest share of sharing-loss jobs of all policies": true,
+		"themis ÷ astraea of sharing_loss_jobs is 2.8 ± 30 %":               true,
+		"astraea's direct preemption overhead is at most 1.00 %":            true,
+	}
 	for _, c := range e.Checks {
 		if mustHold[c.Check] && !c.OK {
 			t.Errorf("the paper's claim %q no longer holds: %s", c.Check, c.Detail)
 		}
+		delete(mustHold, c.Check)
+	}
+	for c := range mustHold {
+		t.Errorf("no check %q", c)
 	}
 }

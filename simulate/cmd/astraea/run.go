@@ -482,6 +482,13 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 		c := cfg
 		c.TickPhase = phases[i%len(phases)]
 		outs[i] = runPolicy(c, twin, w, cons[names[i/len(phases)]], names[i/len(phases)], show)
+		if outs[i].err == nil && i%len(phases) != 0 && o.out == "" {
+			// Only the first phase's records are written or drawn: the
+			// others' summaries are all that is kept, so memory stays
+			// that of one run per policy.
+			r := &outs[i].res.Run
+			r.Jobs, r.Tenants, r.Util = nil, nil, nil
+		}
 		return outs[i].err
 	})
 	show.finish()
@@ -508,7 +515,9 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 		ps := make([]metrics.Summary, len(phases))
 		for k := range phases {
 			ps[k] = outs[i*len(phases)+k].sum
-			byPolicy[i] = append(byPolicy[i], outs[i*len(phases)+k].res.Run)
+			if o.out != "" { // the figures' bands; otherwise the runs go
+				byPolicy[i] = append(byPolicy[i], outs[i*len(phases)+k].res.Run)
+			}
 		}
 		a, err := metrics.AggregateRuns(ps...)
 		if err != nil {
