@@ -414,6 +414,11 @@ func (l *Ledger) addTenant(op string, at time.Time, id, parent TenantID, weight 
 	if err != nil {
 		return err
 	}
+	if id == "" {
+		// placement, sched and lease refuse empty ids too: an empty id
+		// cannot be told from "no tenant" in a report.
+		return &Error{Op: op, At: at, Err: ErrInvalidValue, Detail: "empty tenant id"}
+	}
 	if !validWeight(weight) {
 		return &Error{Op: op, Tenant: id, At: at, Err: ErrInvalidValue, Detail: weightDetail(weight)}
 	}
@@ -542,6 +547,9 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 	t, err := l.eventTime(op, at, tenantID, id)
 	if err != nil {
 		return err
+	}
+	if id == "" {
+		return &Error{Op: op, Tenant: tenantID, At: at, Err: ErrInvalidValue, Detail: "empty job id"}
 	}
 	if old := l.jobs.get(id); old != nil && !l.forgottenAt(old, t) {
 		return &Error{Op: op, Job: id, Tenant: tenantID, At: at, Err: ErrDuplicateJob}

@@ -505,3 +505,31 @@ func TestInfoLookups(t *testing.T) {
 		t.Fatal("unknown job found")
 	}
 }
+
+func TestEmptyIDsAreRefused(t *testing.T) {
+	l, err := New(Config{Mode: QuotaShare, Capacity: 8, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddTenant(t0, "x", 1); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := l.MarshalBinary()
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"a tenant with an empty id", func() error { return l.AddTenant(t0, "", 1) }},
+		{"a tenant under a parent with an empty id", func() error { return l.AddTenantUnder(t0, "", "x", 1) }},
+		{"a job with an empty id", func() error { return l.Submit(t0, "", "x", 1, 1) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.call(); !errors.Is(err, ErrInvalidValue) {
+				t.Fatalf("error %v, want ErrInvalidValue", err)
+			}
+			if after, _ := l.MarshalBinary(); !bytes.Equal(before, after) {
+				t.Error("a refused call changed the ledger")
+			}
+		})
+	}
+}
