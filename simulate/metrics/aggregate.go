@@ -222,7 +222,7 @@ func WriteAggregateCSV(dir string, aggs ...Aggregate) error {
 			for _, a := range aggs {
 				for _, v := range a.values {
 					b := a.Metrics[v.Key]
-					if err := emit(a.Policy, strconv.Itoa(a.Runs), v.Key, ffmt(b.Mean), ffmt(b.Min), ffmt(b.Max)); err != nil {
+					if err := emit(text(a.Policy), strconv.Itoa(a.Runs), v.Key, ffmt(b.Mean), ffmt(b.Min), ffmt(b.Max)); err != nil {
 						return err
 					}
 				}

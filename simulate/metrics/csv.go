@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -40,7 +41,11 @@ const (
 //     order.
 //
 // Runs appear in the order given. Numbers use the shortest exact decimal
-// form, so equal runs give byte-identical files.
+// form, so equal runs give byte-identical files. A name (policy, job,
+// tenant, state) that a spreadsheet would read as a formula — one that
+// starts with =, +, -, @, a tab or a carriage return — is written with a
+// leading apostrophe, as OWASP's CSV-injection guidance suggests, so that a
+// trace's tenant "=1+2" opens as text.
 func WriteCSV(dir string, runs ...Run) error {
 	if err := checkPolicies(runs); err != nil {
 		return err
@@ -63,8 +68,8 @@ func WriteCSV(dir string, runs ...Run) error {
 						jct = secs(j.JCT())
 						slow = ffmt(j.Slowdown(time.Second))
 					}
-					if err := emit(r.Policy, j.ID, j.Tenant, strconv.Itoa(j.GPUs), tfmt(j.Submit), tfmt(j.FirstStart), tfmt(j.End),
-						secs(j.Run), secs(j.Held), queue, jct, slow, rfmt(j.Rho), strconv.Itoa(j.Preemptions), j.State); err != nil {
+					if err := emit(text(r.Policy), text(j.ID), text(j.Tenant), strconv.Itoa(j.GPUs), tfmt(j.Submit), tfmt(j.FirstStart), tfmt(j.End),
+						secs(j.Run), secs(j.Held), queue, jct, slow, rfmt(j.Rho), strconv.Itoa(j.Preemptions), text(j.State)); err != nil {
 						return err
 					}
 				}
@@ -81,7 +86,7 @@ func WriteCSV(dir string, runs ...Run) error {
 				ts := slices.Clone(r.Tenants)
 				slices.SortStableFunc(ts, cmpIntervals)
 				for _, t := range ts {
-					if err := emit(r.Policy, t.Tenant, secs(t.IntervalLength()), tfmt(t.From), tfmt(t.To),
+					if err := emit(text(r.Policy), text(t.Tenant), secs(t.IntervalLength()), tfmt(t.From), tfmt(t.To),
 						ffmt(float64(t.Account.Alloc)), ffmt(float64(t.Account.FairShare)), rfmt(t.Rho())); err != nil {
 						return err
 					}
@@ -98,7 +103,7 @@ func WriteCSV(dir string, runs ...Run) error {
 				pts := slices.Clone(r.Util)
 				slices.SortStableFunc(pts, cmpUtil)
 				for _, p := range pts {
-					if err := emit(r.Policy, tfmt(p.At), strconv.Itoa(p.Used), strconv.Itoa(p.Capacity)); err != nil {
+					if err := emit(text(r.Policy), tfmt(p.At), strconv.Itoa(p.Used), strconv.Itoa(p.Capacity)); err != nil {
 						return err
 					}
 				}
@@ -109,6 +114,15 @@ func WriteCSV(dir string, runs ...Run) error {
 
 func cmpIntervals(a, b TenantInterval) int {
 	return cmp.Or(cmp.Compare(a.IntervalLength(), b.IntervalLength()), a.From.Compare(b.From), cmp.Compare(a.Tenant, b.Tenant))
+}
+
+// text makes a name safe to open in a spreadsheet (see WriteCSV): it
+// prefixes an apostrophe when the name starts with a formula character.
+func text(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 func checkPolicies(runs []Run) error {

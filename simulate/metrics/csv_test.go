@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func readCSV(t *testing.T, path string) [][]string {
@@ -85,4 +87,27 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func TestCSVNamesCannotBeFormulas(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"=1+2", "'=1+2"}, {"+cmd", "'+cmd"}, {"-2", "'-2"}, {"@SUM(A1)", "'@SUM(A1)"},
+		{"\tx", "'\tx"}, {"\rx", "'\rx"}, {"vcJsw", "vcJsw"}, {"", ""}, {"a=b", "a=b"},
+	} {
+		if got := text(c.in); got != c.want {
+			t.Errorf("text(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	dir := t.TempDir()
+	r := Run{Policy: "p", Jobs: []JobRecord{{ID: "@j", Tenant: "=1+2", GPUs: 1, Submit: at(0), End: at(10), Run: 10 * time.Second, Rho: 1}}}
+	if err := WriteCSV(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, JobsCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "p,'@j,'=1+2,1,") {
+		t.Errorf("jobs.csv does not neutralise the names:\n%s", b)
+	}
 }
