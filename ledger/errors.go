@@ -42,6 +42,10 @@ var (
 	// ErrSnapshotVersion: a snapshot written by a newer (or unknown) version
 	// of the encoding.
 	ErrSnapshotVersion = errors.New("unsupported snapshot version")
+	// ErrSnapshotFile: WriteFile or ReadFile could not write or read the
+	// file; Error.Cause holds the operating system's error, which errors.Is
+	// and errors.As also reach (fs.ErrNotExist, fs.ErrPermission, …).
+	ErrSnapshotFile = errors.New("snapshot file")
 	// ErrConfig: a Config that New rejects (negative capacity, a trailing
 	// window or half-life ≤ 0, an unknown mode).
 	ErrConfig = errors.New("invalid config")
@@ -56,6 +60,7 @@ type Error struct {
 	At     time.Time // the time of the event or query bound at fault, if any
 	Err    error     // the sentinel, one of the Err* variables
 	Detail string    // a human sentence with the offending values
+	Cause  error     // the underlying error (ErrSnapshotFile's), if any
 }
 
 // Error formats as "ledger: Op job "j" tenant "t" at TIME: sentinel: detail".
@@ -83,8 +88,17 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Detail)
 	}
+	if e.Cause != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+	}
 	return b.String()
 }
 
-// Unwrap returns the sentinel.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the sentinel, and the cause when there is one.
+func (e *Error) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}

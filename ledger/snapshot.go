@@ -3,6 +3,7 @@ package ledger
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -598,7 +599,12 @@ func validSeries(s *series, now int64) error {
 // WriteFile writes the snapshot to path atomically: it writes a temporary
 // file in the same directory, syncs it, renames it over path and syncs the
 // directory, so a crash leaves either the old file or the new one, never a
-// torn one.
+// torn one. The file keeps path's permission bits when path exists (0600
+// for a new file). A write killed midway leaves its temporary file
+// (".NAME.tmp-*") behind; the next WriteFile of the same path removes it, so
+// calls for one path must not run at once (their renames would race
+// anyway). Errors are *Error: ErrSnapshotFile with the operating system's
+// error as Cause.
 func (l *Ledger) WriteFile(path string) error {
 	data, err := l.MarshalBinary()
 	if err != nil {
@@ -608,9 +614,19 @@ func (l *Ledger) WriteFile(path string) error {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	pattern := "." + base + ".tmp-*"
+	if stale, err := filepath.Glob(filepath.Join(dir, pattern)); err == nil {
+		for _, s := range stale {
+			_ = os.Remove(s) // best effort: a leftover of a killed write
+		}
+	}
+	mode := os.FileMode(0o600)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return fmt.Errorf("ledger: write snapshot: %w", err)
+		return fileErr("WriteFile", path, err)
 	}
 	tmp := f.Name()
 	ok := false
@@ -620,17 +636,20 @@ func (l *Ledger) WriteFile(path string) error {
 			_ = os.Remove(tmp)
 		}
 	}()
+	if err := f.Chmod(mode); err != nil {
+		return fileErr("WriteFile", path, err)
+	}
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("ledger: write snapshot: %w", err)
+		return fileErr("WriteFile", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("ledger: write snapshot: %w", err)
+		return fileErr("WriteFile", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("ledger: write snapshot: %w", err)
+		return fileErr("WriteFile", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("ledger: write snapshot: %w", err)
+		return fileErr("WriteFile", path, err)
 	}
 	ok = true
 	if d, err := os.Open(dir); err == nil {
@@ -644,9 +663,18 @@ func (l *Ledger) WriteFile(path string) error {
 func ReadFile(path string) (*Ledger, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: read snapshot: %w", err)
+		return nil, fileErr("ReadFile", path, err)
 	}
-	return Restore(data)
+	l, err := Restore(data)
+	if e, ok := errors.AsType[*Error](err); ok {
+		e.Op, e.Detail = "ReadFile", path+": "+e.Detail
+	}
+	return l, err
+}
+
+// fileErr is the error of a snapshot file that op could not write or read.
+func fileErr(op, path string, cause error) error {
+	return &Error{Op: op, Err: ErrSnapshotFile, Detail: path, Cause: cause}
 }
 
 // newTenant returns a tenant record with no parent yet.
