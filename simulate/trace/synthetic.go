@@ -38,11 +38,18 @@ func (c SyntheticConfig) Validate() error {
 	switch {
 	case c.Jobs < 0:
 		return fmt.Errorf("%w: Jobs %d < 0", ErrSyntheticConfig, c.Jobs)
+	case c.Jobs > MaxSyntheticJobs:
+		return fmt.Errorf("%w: Jobs %d > %d", ErrSyntheticConfig, c.Jobs, MaxSyntheticJobs)
 	case c.Span <= 0:
 		return fmt.Errorf("%w: Span %v ≤ 0", ErrSyntheticConfig, c.Span)
 	}
 	return nil
 }
+
+// MaxSyntheticJobs bounds SyntheticConfig.Jobs: a run keeps a record of
+// every job, about 200 bytes each, so a million jobs cost some 200 MB and
+// a typo such as -jobs 1e12 is refused before anything is allocated.
+const MaxSyntheticJobs = 1 << 20
 
 // DefaultSynthetic is the configuration of the reference run: 5,200 jobs
 // submitted over four days from 2020-09-07 00:00 UTC, seed 1, sized for

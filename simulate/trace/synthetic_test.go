@@ -194,8 +194,9 @@ func TestSyntheticDeterministic(t *testing.T) {
 
 func TestSyntheticInvalidConfig(t *testing.T) {
 	for name, cfg := range map[string]SyntheticConfig{
-		"negative job count": {Jobs: -1, Span: time.Hour},
-		"empty span":         {Jobs: 10},
+		"negative job count":       {Jobs: -1, Span: time.Hour},
+		"empty span":               {Jobs: 10},
+		"more jobs than the bound": {Jobs: MaxSyntheticJobs + 1, Span: time.Hour},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Synthetic(cfg).Next()

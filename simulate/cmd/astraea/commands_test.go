@@ -145,6 +145,7 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{[]string{"-lease", "20s", "-coldstart", "30s"}, "-lease 20s must be longer than -coldstart 30s", simulate.ErrConfig},
 		{[]string{"-lease", "5s", "-coldstart", "1s", "-checkpoint", "5s"}, "-lease 5s must be longer than -checkpoint 5s", simulate.ErrConfig},
 		{[]string{"-jobs", "-1"}, "-jobs must be ≥ 0", trace.ErrSyntheticConfig},
+		{[]string{"-jobs", "1000000000000"}, "-jobs must be ≤ 1048576", trace.ErrSyntheticConfig},
 		{[]string{"-parallel", "-2"}, "-parallel must be ≥ 0", simulate.ErrConfig},
 	} {
 		var out bytes.Buffer
