@@ -8,7 +8,8 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/astraea-sched/astraea/internal/atomicfile"
 )
 
 // Snapshot file format, little-endian:
@@ -78,34 +79,7 @@ func (s *Snapshot) UnmarshalBinary(b []byte) error {
 // the old complete snapshot or the new one, never a mix.
 func WriteFile(path string, s Snapshot) error {
 	b, _ := s.MarshalBinary()
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err = f.Write(b); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.WriteBytes(path, b, 0o600)
 }
 
 // ReadFile loads a snapshot; ok is false (with a nil error) if the file does

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/astraea-sched/astraea/internal/atomicfile"
 	"github.com/astraea-sched/astraea/ledger"
 )
 
@@ -293,23 +293,7 @@ func (r *Recorder) Snapshot(path string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.WriteBytes(path, b, 0o600)
 }
 
 // LoadSnapshot reads a snapshot written by Snapshot. A file that is not one
