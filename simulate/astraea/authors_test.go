@@ -28,6 +28,17 @@ func pendingJob(t *testing.T, l *ledger.Ledger, id, tenant string, gpus int, sub
 	return &simulate.JobState{Job: trace.Job{ID: id, Tenant: tenant, GPUs: gpus, Submit: submit, Duration: time.Hour}, Status: simulate.Pending}
 }
 
+// runningJob places a job of gpus GPUs on cl and returns it as a running
+// job in its first lease, which ends at leaseEnd.
+func runningJob(t *testing.T, cl *placement.Cluster, id, tenant string, gpus int, submit, leaseEnd time.Time) *simulate.JobState {
+	t.Helper()
+	pl, err := cl.Place(gpus)
+	must(t, err)
+	must(t, cl.Allocate(id, pl))
+	return &simulate.JobState{Job: trace.Job{ID: id, Tenant: tenant, GPUs: gpus, Submit: submit, Duration: 10 * time.Hour},
+		Status: simulate.Running, Ran: true, Leases: 1, Placement: pl, LeaseEnd: leaseEnd}
+}
+
 func grantsOf(t *testing.T, p *Policy, s *simulate.State) []string {
 	t.Helper()
 	d, err := p.Schedule(s)
@@ -93,11 +104,7 @@ func TestStarvedBelowServesATenantUnderAFifthOfItsQuotaFirst(t *testing.T) {
 	must(t, l.Advance(now))
 	cl, err := placement.NewCluster([]placement.Node{{ID: "n0", GPUs: 8}, {ID: "n1", GPUs: 8}})
 	must(t, err)
-	pl, err := cl.Place(2)
-	must(t, err)
-	must(t, cl.Allocate("xr", pl))
-	xr := &simulate.JobState{Job: trace.Job{ID: "xr", Tenant: "x", GPUs: 2, Submit: t0.Add(time.Hour), Duration: 10 * time.Hour},
-		Status: simulate.Running, Ran: true, Leases: 1, Placement: pl, LeaseEnd: now.Add(time.Minute)}
+	xr := runningJob(t, cl, "xr", "x", 2, t0.Add(time.Hour), now.Add(time.Minute))
 	for _, c := range []struct {
 		name string
 		frac float64
@@ -133,11 +140,7 @@ func TestNoBackfillStopsATenantAtItsFirstJobThatDoesNotFit(t *testing.T) {
 	must(t, l.Advance(now))
 	cl, err := placement.NewCluster([]placement.Node{{ID: "n0", GPUs: 8}})
 	must(t, err)
-	pl, err := cl.Place(4)
-	must(t, err)
-	must(t, cl.Allocate("held", pl))
-	held := &simulate.JobState{Job: trace.Job{ID: "held", Tenant: "y", GPUs: 4, Submit: t0, Duration: time.Hour},
-		Status: simulate.Running, Ran: true, Leases: 1, Placement: pl, LeaseEnd: now.Add(time.Hour)}
+	held := runningJob(t, cl, "held", "y", 4, t0, now.Add(time.Hour))
 	for _, c := range []struct {
 		name       string
 		noBackfill bool
