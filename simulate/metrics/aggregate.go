@@ -147,6 +147,16 @@ func (a Aggregate) Band(key string) (Band, bool) {
 	return b, ok
 }
 
+// Unit returns the unit of the figure key, and whether a has it.
+func (a Aggregate) Unit(key string) (Unit, bool) {
+	for _, v := range a.values {
+		if v.Key == key {
+			return v.Unit, true
+		}
+	}
+	return 0, false
+}
+
 // WriteAggregateTable writes the aggregates as an aligned table, one row per
 // figure and one column per policy, each cell "mean [min–max]" (just the
 // value when all runs agree). Rows follow Values' order; a figure a policy

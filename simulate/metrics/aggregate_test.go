@@ -100,3 +100,15 @@ func TestWriteAggregateTable(t *testing.T) {
 		}
 	}
 }
+
+func TestAggregateUnit(t *testing.T) {
+	a, _ := AggregateRuns(phaseSummary("astraea", 0.1, 100, 0.05))
+	for key, want := range map[string]Unit{"jct_mean_seconds": Seconds, "sharing_loss_jobs": Share, "slowdown_mean": Number, "preemptions": Count} {
+		if u, ok := a.Unit(key); !ok || u != want {
+			t.Errorf("Unit(%s) = %v, %v; want %v", key, u, ok, want)
+		}
+	}
+	if _, ok := a.Unit("no_such_figure"); ok {
+		t.Error("an unknown figure has a unit")
+	}
+}

@@ -71,9 +71,9 @@ func lowest(policy, key, what string) check {
 				}
 			}
 			if who == policy {
-				return true, fmt.Sprintf("%s %s", policy, fmtKey(key, x))
+				return true, fmt.Sprintf("%s %s", policy, f.format(key, x))
 			}
-			return false, fmt.Sprintf("%s %s, %s %s", policy, fmtKey(key, x), who, fmtKey(key, best))
+			return false, fmt.Sprintf("%s %s, %s %s", policy, f.format(key, x), who, f.format(key, best))
 		},
 	}
 }
@@ -110,7 +110,7 @@ func ordered(key, what string, order []string, last []string) check {
 				}
 				ok = ok && x > prev
 				prev = x
-				vals = append(vals, p+" "+fmtKey(key, x))
+				vals = append(vals, p+" "+f.format(key, x))
 			}
 			for _, p := range last {
 				x, known := f.mean(p, key)
@@ -118,7 +118,7 @@ func ordered(key, what string, order []string, last []string) check {
 					return false, p + " did not run"
 				}
 				ok = ok && x > prev
-				vals = append(vals, p+" "+fmtKey(key, x))
+				vals = append(vals, p+" "+f.format(key, x))
 			}
 			return ok, strings.Join(vals, ", ")
 		},
@@ -134,16 +134,22 @@ func atMost(policy, key string, bound float64, what string) check {
 			if !ok {
 				return false, policy + " did not run"
 			}
-			return x <= bound, fmtKey(key, x)
+			return x <= bound, f.format(key, x)
 		},
 	}
 }
 
-func fmtKey(key string, x float64) string {
-	if strings.Contains(key, "seconds") {
-		return metrics.FormatValue(x, metrics.Seconds) + " s"
+// format prints x, a value of the figure key, in that figure's unit.
+func (f figures) format(key string, x float64) string {
+	for _, a := range f {
+		if u, ok := a.Unit(key); ok {
+			if u == metrics.Seconds {
+				return metrics.FormatValue(x, u) + " s"
+			}
+			return metrics.FormatValue(x, u)
+		}
 	}
-	return metrics.FormatValue(x, metrics.Share)
+	return strconv.FormatFloat(x, 'g', 6, 64)
 }
 
 // experiments are the paper's two reference experiments (§十三, §十八).
