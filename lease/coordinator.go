@@ -172,7 +172,8 @@ type Outcome struct {
 type CoordinatorConfig struct {
 	// Grace is how long after the checkpoint signal a job may take to
 	// release its GPUs. Past it the job is stopped by force: its last
-	// flushed snapshot stands and the progress since is lost. Must be >= 0.
+	// flushed snapshot stands and the progress since is lost. Must lie in
+	// [0, MaxSpan], like every duration the table counts.
 	Grace time.Duration
 }
 
@@ -184,13 +185,13 @@ type Coordinator struct {
 }
 
 // NewCoordinator returns a coordinator for t and fx. It fails with ErrConfig
-// if t or fx is nil or Grace < 0.
+// if t or fx is nil or Grace lies outside [0, MaxSpan].
 func NewCoordinator(t *Table, fx Effects, cfg CoordinatorConfig) (*Coordinator, error) {
 	if t == nil || fx == nil {
 		return nil, &Error{Op: "new coordinator", Err: ErrConfig, Detail: "nil table or effects"}
 	}
-	if cfg.Grace < 0 {
-		return nil, &Error{Op: "new coordinator", Err: ErrConfig, Detail: fmt.Sprintf("grace %v must be >= 0", cfg.Grace)}
+	if cfg.Grace < 0 || cfg.Grace > MaxSpan {
+		return nil, &Error{Op: "new coordinator", Err: ErrConfig, Detail: fmt.Sprintf("grace %v must lie in [0, %v]", cfg.Grace, MaxSpan)}
 	}
 	return &Coordinator{table: t, fx: fx, cfg: cfg}, nil
 }

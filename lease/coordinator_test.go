@@ -304,6 +304,9 @@ func TestBoundaryEffectFailure(t *testing.T) {
 	if _, err := NewCoordinator(tb, sim, CoordinatorConfig{Grace: -1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("negative grace: %v", err)
 	}
+	if _, err := NewCoordinator(tb, sim, CoordinatorConfig{Grace: MaxSpan + 1}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("grace past MaxSpan: %v", err)
+	}
 	if _, err := NewSim(SimConfig{ColdStart: -1}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("negative cold start: %v", err)
 	}

@@ -58,8 +58,9 @@ type Progress struct {
 	state uint8 // a State; Running also covers the cold start (see State)
 }
 
-// MaxSpan bounds every duration a [Progress] adds up: its work, an overhead,
-// the time from its first start to an event. Sums of a few such spans stay
+// MaxSpan bounds every duration a [Progress] or a [Table] adds up: its work,
+// an overhead, the time from its first start (a Table: its submission) to
+// an event. Sums of a few such spans stay
 // far inside the ±292 years an int64 of nanoseconds holds, so the model
 // needs no overflow checks on its hot path; no real job comes near it.
 const MaxSpan = 50 * 365 * 24 * time.Hour

@@ -69,24 +69,62 @@ type Usage struct {
 }
 
 // Overhead is the held time that produced no progress:
-// Checkpoint + ColdStart + Lost.
-func (u Usage) Overhead() time.Duration { return u.Checkpoint + u.ColdStart + u.Lost }
+// Checkpoint + ColdStart + Lost, saturating as [Usage.Add] does.
+func (u Usage) Overhead() time.Duration { return satAdd(satAdd(u.Checkpoint, u.ColdStart), u.Lost) }
 
-// Add returns the field-wise sum of u and v.
+// Add returns the field-wise sum of u and v. A field whose sum lies past
+// the ±292 years a Duration holds saturates at ±math.MaxInt64 ns instead
+// of wrapping round to a wrong sign: one job's usage never comes near
+// (a [Table] bounds it by [MaxSpan]), but the total of a long simulation
+// of many jobs may, and there a saturated field (the true sum lies beyond
+// it) is an answer a caller can recognise ([Usage.Saturated]), where a
+// wrapped one would be a plausible lie.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		Held:       u.Held + v.Held,
-		Progress:   u.Progress + v.Progress,
-		Checkpoint: u.Checkpoint + v.Checkpoint,
-		ColdStart:  u.ColdStart + v.ColdStart,
-		Lost:       u.Lost + v.Lost,
+		Held:       satAdd(u.Held, v.Held),
+		Progress:   satAdd(u.Progress, v.Progress),
+		Checkpoint: satAdd(u.Checkpoint, v.Checkpoint),
+		ColdStart:  satAdd(u.ColdStart, v.ColdStart),
+		Lost:       satAdd(u.Lost, v.Lost),
 	}
 }
 
-// Check verifies Progress + Overhead == Held and that no field is negative.
+// satAdd is a + b, saturated at the ends of the Duration range.
+func satAdd(a, b time.Duration) time.Duration {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+// Saturated reports whether a field of u is at the end of the Duration
+// range: a sum by [Usage.Add] that did not fit, whose parts no longer add
+// up exactly.
+func (u Usage) Saturated() bool {
+	for _, d := range [...]time.Duration{u.Held, u.Progress, u.Checkpoint, u.ColdStart, u.Lost} {
+		if d == math.MaxInt64 || d == math.MinInt64 {
+			return true
+		}
+	}
+	return false
+}
+
+func (u Usage) negative() bool {
+	return u.Held < 0 || u.Progress < 0 || u.Checkpoint < 0 || u.ColdStart < 0 || u.Lost < 0
+}
+
+// Check verifies Progress + Overhead == Held and that no field is negative
+// or saturated ([Usage.Saturated]).
 func (u Usage) Check() error {
-	if u.Held < 0 || u.Progress < 0 || u.Checkpoint < 0 || u.ColdStart < 0 || u.Lost < 0 {
+	if u.negative() {
 		return fmt.Errorf("lease: negative usage %+v", u)
+	}
+	if u.Saturated() {
+		return fmt.Errorf("lease: usage %+v saturated: a sum past the 292 years a Duration holds", u)
 	}
 	if u.Progress+u.Overhead() != u.Held {
 		return fmt.Errorf("lease: usage %+v: progress %v + overhead %v != held %v",
@@ -202,10 +240,14 @@ type Table struct {
 // lies in (0, MaxSpan] and MinRuntime in [0, MaxSpan].
 //
 // Times, as in [Progress], are read as Unix nanoseconds: every event time
-// and every lease end must lie between the years 1678 and 2262, and each
-// flush and cold start is at most [MaxSpan], so that no usage sum can
-// overflow and no lease end is clamped. Anything else is [ErrInvalidValue]
-// and leaves the table unchanged.
+// and every lease end must lie between the years 1678 and 2262, each flush
+// and cold start is at most [MaxSpan], and so is the time from a job's
+// submission to any of its events (or an [Table.InfoAt]), so that no
+// lease end is clamped and no field of a job's [Usage] — at most its time
+// in the table — can exceed MaxSpan, let alone overflow. Anything else is
+// [ErrInvalidValue] and leaves the table unchanged. A job must therefore
+// end within MaxSpan (50 years) of its submission. Sums over many jobs
+// ([Table.Totals]) saturate instead, as [Usage.Add] documents.
 func NewTable(cfg Config) (*Table, error) {
 	if cfg.Lease <= 0 || cfg.Lease > MaxSpan {
 		return nil, &Error{Op: "new table", Err: ErrConfig, Detail: fmt.Sprintf("lease %v must lie in (0, %v]", cfg.Lease, MaxSpan)}
@@ -284,6 +326,9 @@ func (t *Table) begin(op string, at time.Time, id ledger.JobID, to State, from .
 		return nil, job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrTimeBackwards,
 			Detail: "previous event at " + j.last.UTC().Format(time.RFC3339Nano)}
 	}
+	if !j.spans(at) {
+		return nil, job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrInvalidValue, Detail: j.pastSpan()}
+	}
 	j.advance(at)
 	if !slices.Contains(from, j.state) {
 		return nil, job{}, &Error{Op: op, Job: id, State: j.state, To: to, At: at, Err: ErrInvalidTransition}
@@ -295,6 +340,15 @@ func (t *Table) begin(op string, at time.Time, id ledger.JobID, to State, from .
 func countable(t time.Time) bool {
 	s := t.Unix()
 	return s >= minProgressSec && s <= maxProgressSec
+}
+
+// spans reports whether at, not before the job's submission, lies within
+// MaxSpan of it: the longest a job may live in the table, so that the held
+// time advance adds up never passes MaxSpan.
+func (j *job) spans(at time.Time) bool { return at.Sub(j.submitted) <= MaxSpan }
+
+func (j *job) pastSpan() string {
+	return fmt.Sprintf("more than %v after the job's submission at %s", MaxSpan, j.submitted.UTC().Format(time.RFC3339Nano))
 }
 
 const outOfYears = "time or lease end outside the years 1678 to 2262, which Unix nanoseconds can hold"
@@ -517,6 +571,9 @@ func (t *Table) InfoAt(at time.Time, id ledger.JobID) (Info, error) {
 	if !countable(at) {
 		return Info{}, &Error{Op: "info", Job: id, State: p.state, At: at, Err: ErrInvalidValue, Detail: outOfYears}
 	}
+	if !p.spans(at) {
+		return Info{}, &Error{Op: "info", Job: id, State: p.state, At: at, Err: ErrInvalidValue, Detail: p.pastSpan()}
+	}
 	j := *p
 	j.advance(at)
 	return j.info(), nil
@@ -565,8 +622,10 @@ func (t *Table) NextExpiry() (time.Time, bool) {
 }
 
 // Totals returns the usage of all jobs (forgotten ones included), each
-// accrued to at, or to its last event if that is later; a time after the
-// year 2262 counts as the last countable instant. O(n).
+// accrued to at, or to its last event if that is later. A job is counted
+// at most to its last possible event: the year 2262 or [MaxSpan] after its
+// submission, whichever comes first. The sum saturates as [Usage.Add]
+// does, so a total past 292 years reports [Usage.Saturated]. O(n).
 func (t *Table) Totals(at time.Time) Usage {
 	if last := time.Unix(maxProgressSec, 0); at.After(last) {
 		at = last // no usage can be counted past the countable years
@@ -574,8 +633,12 @@ func (t *Table) Totals(at time.Time) Usage {
 	u := t.retired
 	for _, p := range t.jobs {
 		j := *p
-		if !at.Before(j.last) {
-			j.advance(at)
+		to := at
+		if !j.spans(to) {
+			to = j.submitted.Add(MaxSpan)
+		}
+		if !to.Before(j.last) {
+			j.advance(to)
 		}
 		u = u.Add(j.usage)
 	}
@@ -604,7 +667,9 @@ func (t *Table) Forget(id ledger.JobID) error {
 // above progress, terminal jobs without leases. Tests call it after every
 // step. O(n).
 func (t *Table) Check() error {
-	if err := t.retired.Check(); err != nil {
+	// The usage of forgotten jobs is a sum that may saturate (see Totals);
+	// it is consistent unless it did, and never negative.
+	if err := t.retired.Check(); err != nil && (!t.retired.Saturated() || t.retired.negative()) {
 		return fmt.Errorf("retired: %w", err)
 	}
 	n := 0
