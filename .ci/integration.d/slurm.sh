@@ -2,10 +2,14 @@
 # Integration test of integrations/slurm against a real Slurm.
 #
 # It starts a real one-node Slurm with four counted `gpu` GRES
-# (.ci/lib/slurm.sh), creates two accounts with different shares, runs short
-# GPU jobs through sbatch, then runs astraea-slurm on the real sacct, sshare
-# and squeue output and checks GPU-seconds, rho and the SiteFactor lines
-# against what was submitted.
+# (.ci/lib/slurm.sh) and creates a tree of accounts and users: team-a (3)
+# and team-b (1), and ai (10) with vision (2, users root and alice), nlp (2)
+# and speech (Fairshare=parent, so its user is accounted beside vision and
+# nlp). It runs short GPU jobs through sbatch, among them a job array, then
+# runs astraea-slurm on the real sacct, sshare, sacctmgr and squeue output
+# and checks GPU-seconds, rho and the SiteFactor lines against what was
+# submitted, and every association's NormShares against Slurm's own sshare
+# on the same cluster.
 #
 # The cluster's work directory, daemons, watchdog and the loud "NOT RUN"
 # when Slurm cannot be installed or started are described in
@@ -16,7 +20,7 @@
 #   ASTRAEA_SLURM_CAPTURE  if set, a directory where the raw sacct, sshare,
 #                          squeue and sinfo outputs are copied (test fixtures:
 #                          integrations/slurm/testdata/real)
-#   ASTRAEA_SLURM_LIMIT    watchdog in seconds (default 150)
+#   ASTRAEA_SLURM_LIMIT    watchdog in seconds (default 200)
 #   ASTRAEA_SLURM_{CTLD,SLURMD,DBD,DB}PORT  ports (16817, 16818, 16819, 33061)
 set -uo pipefail
 
@@ -25,13 +29,19 @@ REPO=$(pwd)
 NAME=slurm-it
 WORK=${ASTRAEA_SLURM_WORK:-${TMPDIR:-/tmp}/astraea-slurm-it}
 CAPTURE=${ASTRAEA_SLURM_CAPTURE:-}
-LIMIT=${ASTRAEA_SLURM_LIMIT:-150}
+LIMIT=${ASTRAEA_SLURM_LIMIT:-200}
 . .ci/lib/slurm.sh
 
 slurm_accounts() {
   slurm_account team-a 3
   slurm_account team-b 1
-  slurm_user team-a,team-b
+  slurm_account ai 10
+  slurm_account vision 2 ai
+  slurm_account nlp 2 ai
+  slurm_account speech parent ai
+  slurm_user team-a,team-b,vision,nlp,speech
+  # alice has no Unix account and runs nothing; her share still counts.
+  sacctmgr -i add user alice Account=vision Fairshare=3 >/dev/null || fail "add user alice"
 }
 slurm_start
 
@@ -66,8 +76,16 @@ TIMEOUT=30 wait_for is_state "$J4" PENDING || fail "job $J4 was not requeued"
 scontrol update JobId="$J4" StartTime=now || fail "releasing requeued job $J4"
 # team-a: 1 GPU × 3 s
 J3=$(submit -A team-a --gres=gpu:1 --wrap 'sleep 3')
-TIMEOUT=90 wait_for all_done "$J1" "$J2" "$J3" "$J4" ||
+# speech (Fairshare=parent): an array of 3 tasks, 1 GPU × 2 s each; nlp:
+# 1 GPU × 3 s
+JA=$(submit -A speech --array=0-2 --gres=gpu:1 --wrap 'sleep 2')
+J8=$(submit -A nlp --gres=gpu:1 --wrap 'sleep 3')
+array_done() {
+  [ "$(timeout 20 sacct -n -X -P -j "$1" -o State | grep -c '^COMPLETED$')" = 3 ]
+}
+TIMEOUT=90 wait_for all_done "$J1" "$J2" "$J3" "$J4" "$J8" ||
   fail "jobs did not complete: $(squeue -h -o '%i %T %r' 2>&1)"
+TIMEOUT=60 wait_for array_done "$JA" || fail "array job $JA did not complete: $(squeue -h -o '%i %T %r' 2>&1)"
 sleep 1
 T1=$(now_local)
 say "finished jobs from $T0 to $T1"
@@ -81,12 +99,13 @@ TIMEOUT=30 wait_for accounted "$J5" RUNNING || fail "job $J5 did not start"
 sleep 3
 
 OUT=$WORK/out
-timeout 60 sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State -S "$T0" >"$OUT/sacct.txt" || fail sacct
+timeout 60 sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State,User -S "$T0" >"$OUT/sacct.txt" || fail sacct
 NOW=$(now_local)
 timeout 60 sshare -a -P >"$OUT/sshare.txt" || fail sshare
-timeout 60 squeue -h -t PD -o '%i|%a|%b' >"$OUT/squeue.txt" || fail squeue
+timeout 60 sacctmgr -P show assoc format=Account,User,ParentName,Share >"$OUT/assoc.txt" || fail sacctmgr
+timeout 60 squeue -h -t PD -o '%i|%a|%b|%u|%P' >"$OUT/squeue.txt" || fail squeue
 timeout 60 sinfo -h -N -o '%n|%G' >"$OUT/sinfo.txt" || fail sinfo
-printf 'T0=%s\nT1=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7" >"$OUT/times.txt"
+printf 'T0=%s\nT1=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7 $J8 ${JA}_[0-2]" >"$OUT/times.txt"
 if [ -n "$CAPTURE" ]; then
   mkdir -p "$CAPTURE" && cp "$OUT"/*.txt "$CAPTURE"/ && say "captured outputs in $CAPTURE"
 fi
@@ -103,7 +122,11 @@ cat "$OUT/window.txt"
 secs() { date -d "$1" +%s; }
 W=$(( $(secs "$T1") - $(secs "$T0") ))
 RUN5=$(( $(secs "$NOW") - $(secs "$T1") ))
-field() { awk -F, -v a="$2" -v c="$3" 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR>1&&$1==a{print $(h[c])}' "$1"; }
+# field CSV ACCOUNT USER COLUMN: the column of the row of that association
+# (USER empty: the account's own row).
+field() { awk -F, -v a="$2" -v u="$3" -v c="$4" 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR>1&&$1==a&&$(h["user"])==u{print $(h[c])}' "$1"; }
+# slurm_norm ACCOUNT USER: NormShares as Slurm's sshare printed it.
+slurm_norm() { awk -F'|' -v a="$1" -v u="$2" 'NR>1{x=$1; gsub(/ /,"",x); if(x==a&&$2==u)print $4}' "$OUT/sshare.txt"; }
 # check NAME VALUE LOW HIGH
 check() {
   if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN{exit !(v>=lo-1e-9 && v<=hi+1e-9)}'; then
@@ -112,47 +135,87 @@ check() {
     fail "$1 = $2, expected $3 .. $4"
   fi
 }
-ua=$(field "$OUT/window.csv" team-a used_gpu_seconds)
-ub=$(field "$OUT/window.csv" team-b used_gpu_seconds)
-oa=$(field "$OUT/window.csv" team-a owed_gpu_seconds)
-ob=$(field "$OUT/window.csv" team-b owed_gpu_seconds)
-ra=$(field "$OUT/window.csv" team-a rho)
-rb=$(field "$OUT/window.csv" team-b rho)
+near() { awk -v x="$1" -v d="$2" 'BEGIN{printf "%.6f %.6f", x-d, x+d}'; }
+
+# NormShares: every association sshare lists (but root) must have ours,
+# equal to sshare's to its 6 printed digits.
+norm_check() { # CSV LABEL
+  local n=0 acct user want got
+  while IFS='|' read -r acct user _ want _; do
+    acct=${acct// /}
+    [ "$acct" = root ] && [ -z "$user" ] && continue
+    got=$(field "$1" "$acct" "$user" norm_shares)
+    [ -n "$got" ] || fail "$2: no row for $acct|$user (sshare NormShares $want)"
+    awk -v g="$got" -v w="$want" 'BEGIN{exit !(g-w < 5.1e-7 && w-g < 5.1e-7)}' ||
+      fail "$2: NormShares of $acct|$user = $got, sshare says $want"
+    say "ok   $2 NormShares $acct|$user = $got (sshare $want)"
+    n=$((n + 1))
+  done < <(tail -n +2 "$OUT/sshare.txt")
+  [ "$n" -ge 10 ] || fail "$2: only $n associations compared"
+}
+norm_check "$OUT/window.csv" "sshare tree"
+timeout 60 "$AS" -sacct "$OUT/sacct.txt" -assoc "$OUT/assoc.txt" -sinfo "$OUT/sinfo.txt" -tz Local -now "$NOW" \
+  -mode quota -from "$T0" -to "$T1" -format csv >"$OUT/assoc.csv" || fail "astraea-slurm -assoc"
+norm_check "$OUT/assoc.csv" "sacctmgr tree"
+grep -q '^ *speech|root|1|0.200000|' "$OUT/sshare.txt" || fail "sshare: speech|root is not 0.200000 (Fairshare=parent not applied?)"
+
+ua=$(field "$OUT/window.csv" team-a "" used_gpu_seconds)
+ub=$(field "$OUT/window.csv" team-b "" used_gpu_seconds)
+us=$(field "$OUT/window.csv" speech root used_gpu_seconds)
+un=$(field "$OUT/window.csv" nlp root used_gpu_seconds)
+uai=$(field "$OUT/window.csv" ai "" used_gpu_seconds)
+oa=$(field "$OUT/window.csv" team-a "" owed_gpu_seconds)
+ob=$(field "$OUT/window.csv" team-b "" owed_gpu_seconds)
+oar=$(field "$OUT/window.csv" team-a root owed_gpu_seconds)
+ra=$(field "$OUT/window.csv" team-a "" rho)
+rb=$(field "$OUT/window.csv" team-b "" rho)
 # Submitted: team-a 2×5 + 1×3 = 13 GPU·s; team-b 1×4 + 1×6 (+ the requeued
-# run's first seconds) = 10. Slurm rounds times to seconds: allow −1 s and
-# +2 s per job and GPU, and 3 s more for the run cut short by the requeue.
+# run's first seconds) = 10; speech's array 3 × 1×2 = 6; nlp 1×3. Slurm
+# rounds times to seconds: allow −1 s and +2 s per job and GPU, and 3 s
+# more for the run cut short by the requeue.
 check "team-a GPU-seconds" "$ua" $(( 13 - 3 )) $(( 13 + 6 ))
 check "team-b GPU-seconds" "$ub" $(( 10 - 2 )) $(( 10 + 4 + 3 ))
-# Quota mode (Eq. 16), shares 3:1 on 4 GPUs: owed = 3 and 1 GPUs × window.
-check "team-a owed" "$oa" $(( 3 * W )) $(( 3 * W ))
-check "team-b owed" "$ob" "$W" "$W"
-check "team-a rho" "$ra" "$(awk -v u="$ua" -v o="$oa" 'BEGIN{printf "%.4f", u/o - 0.0001}')" "$(awk -v u="$ua" -v o="$oa" 'BEGIN{printf "%.4f", u/o + 0.0001}')"
-check "team-b rho" "$rb" "$(awk -v u="$ub" -v o="$ob" 'BEGIN{printf "%.4f", u/o - 0.0001}')" "$(awk -v u="$ub" -v o="$ob" 'BEGIN{printf "%.4f", u/o + 0.0001}')"
+check "speech|root GPU-seconds (array)" "$us" $(( 6 - 3 )) $(( 6 + 6 ))
+check "nlp|root GPU-seconds" "$un" $(( 3 - 1 )) $(( 3 + 2 ))
+check "ai GPU-seconds (its subtree)" "$uai" "$(awk -v a="$us" -v b="$un" 'BEGIN{print a+b}')" "$(awk -v a="$us" -v b="$un" 'BEGIN{print a+b}')"
+# Quota mode (Eq. 16) on 4 GPUs: a top-level account is owed 4 GPUs ×
+# Slurm's NormShares × window, and a sole user all of its account's.
+check "team-a owed" "$oa" $(near "$(awk -v n="$(slurm_norm team-a "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 4e-6*w}')")
+check "team-b owed" "$ob" $(near "$(awk -v n="$(slurm_norm team-b "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 4e-6*w}')")
+check "team-a|root owed" "$oar" $(near "$oa" 0.001)
+check "team-a rho" "$ra" $(near "$(awk -v u="$ua" -v o="$oa" 'BEGIN{print u/o}')" 0.0001)
+check "team-b rho" "$rb" $(near "$(awk -v u="$ub" -v o="$ob" 'BEGIN{print u/o}')" 0.0001)
 # Demand mode (Eq. 8): owed = ∫ min(demand, quota), so 0 < owed <= quota owed,
 # and the GPU-seconds used do not depend on the mode.
 timeout 60 "$AS" "${COMMON[@]}" -mode demand -from "$T0" -to "$T1" -format csv >"$OUT/demand.csv" ||
   fail "astraea-slurm (demand)"
-check "team-a owed (demand)" "$(field "$OUT/demand.csv" team-a owed_gpu_seconds)" 1 "$oa"
-check "team-b owed (demand)" "$(field "$OUT/demand.csv" team-b owed_gpu_seconds)" 1 "$ob"
-check "team-a GPU-seconds (demand)" "$(field "$OUT/demand.csv" team-a used_gpu_seconds)" "$ua" "$ua"
+check "team-a owed (demand)" "$(field "$OUT/demand.csv" team-a "" owed_gpu_seconds)" 1 "$oa"
+check "team-b owed (demand)" "$(field "$OUT/demand.csv" team-b "" owed_gpu_seconds)" 1 "$ob"
+check "team-a GPU-seconds (demand)" "$(field "$OUT/demand.csv" team-a "" used_gpu_seconds)" "$ua" "$ua"
 # The running job is billed up to -now: 1 GPU from its start (T1 .. T1+3 s).
-ua2=$(field "$OUT/now.csv" team-a used_gpu_seconds)
+ua2=$(field "$OUT/now.csv" team-a "" used_gpu_seconds)
 check "team-a GPU-seconds up to now" "$(awk -v a="$ua2" -v b="$ua" 'BEGIN{print a-b}')" $(( RUN5 - 4 )) "$RUN5"
 
-# SiteFactor: the account with the lower rho gets the maximum, the other 0.
+# SiteFactor: a pending job gets the factor of its association's rank
+# among the ranked leaves: round(1000 × (n − rank) ÷ (n − 1)).
 timeout 60 "$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 >"$OUT/sitefactor.txt" ||
   fail "astraea-slurm -squeue"
 cat "$OUT/sitefactor.txt"
-first=$(awk -F, 'NR>1&&$9==1{print $1}' "$OUT/now.csv")
-if [ "$first" = team-a ]; then fa=1000 fb=0; else fa=0 fb=1000; fi
-grep -qx "scontrol update JobId=$J6 SiteFactor=$fa" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J6 (team-a)"
-grep -qx "scontrol update JobId=$J7 SiteFactor=$fb" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J7 (team-b)"
-say "ok   SiteFactor lines"
+factor() {
+  awk -F, -v a="$2" -v u="$3" 'NR==1{for(i=1;i<=NF;i++)h[$i]=i; next} $(h["rank"])>0{n++} $1==a&&$(h["user"])==u{r=$(h["rank"])}
+    END{if(n==1)print 1000; else printf "%d\n", int(1000*(n-r)/(n-1)+0.5)}' "$1"
+}
+fa=$(factor "$OUT/now.csv" team-a root)
+fb=$(factor "$OUT/now.csv" team-b root)
+grep -qx "scontrol update JobId=$J6 SiteFactor=$fa" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J6 (team-a|root, want $fa)"
+grep -qx "scontrol update JobId=$J7 SiteFactor=$fb" "$OUT/sitefactor.txt" || fail "SiteFactor line of job $J7 (team-b|root, want $fb)"
+say "ok   SiteFactor lines ($J6: $fa, $J7: $fb)"
 timeout 60 "$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 -apply >/dev/null ||
   fail "astraea-slurm -apply"
 # With every other priority weight at 0, the site factor is the priority.
 prio=$(squeue -h -j "$J6" -o '%Q')
-check "priority of job $J6 after -apply" "$prio" 1000 1000
+# (Slurm keeps a pending job's priority at least 1.)
+check "priority of job $J6 after -apply" "$prio" "$fa" "$(( fa > 1 ? fa : 1 ))"
 scancel "$J6" "$J7" 2>/dev/null
 
 slurm_finish

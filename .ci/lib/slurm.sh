@@ -236,9 +236,10 @@ EOF
 
 slurm_node_up() { sinfo -h -N -o '%T' | grep -q -E '^(idle|mixed|allocated)'; }
 
-# slurm_account NAME FAIRSHARE adds an account with that share.
+# slurm_account NAME FAIRSHARE [PARENT] adds an account with that share
+# (a number or "parent"), under PARENT (default root).
 slurm_account() {
-  sacctmgr -i add account "$1" Fairshare="$2" Description="$1" Organization=astraea >/dev/null ||
+  sacctmgr -i add account "$1" Fairshare="$2" Parent="${3:-root}" Description="$1" Organization=astraea >/dev/null ||
     fail "add account $1"
 }
 

@@ -1,8 +1,9 @@
 // Package slurm puts the astraea ledger beside a Slurm cluster: it reads
-// Slurm's accounting (sacct), shares (sshare), nodes (sinfo) and queue
-// (squeue), replays the jobs into a [ledger.Ledger] with one tenant per
-// Slurm account, and reports each account's GPU-hours used and owed and its
-// long-term fairness ratio ρ — and turns the ranking into
+// Slurm's accounting (sacct), share tree (sshare or sacctmgr), nodes
+// (sinfo) and queue (squeue), replays the jobs into a [ledger.Ledger] whose
+// tenant tree is Slurm's tree of accounts and users, and reports each
+// association's GPU-hours used and owed and its long-term fairness ratio ρ
+// — and turns the ranking into
 // `scontrol update JobId=N SiteFactor=V` commands that favour the accounts
 // owed the most.
 //
@@ -10,8 +11,9 @@
 //
 // Each parser reads the pipe-separated output of one Slurm command, named by
 // a constant: [ParseSacct] ([SacctFormat]) with [GroupJobs] for requeued
-// jobs, [ParseSshare] ([SshareCommand]) and [ParseWeights] for account
-// weights, [ParseSinfo] ([SinfoCommand]) for the GPU capacity, and
+// jobs, [ParseShareTree] ([SshareCommand]) or [ParseAssoc]
+// ([AssocCommand]) for the share tree, [ParseSshare] and [ParseWeights]
+// for flat account weights, [ParseSinfo] ([SinfoCommand]) for the GPU capacity, and
 // [ParsePending] ([SqueueCommand]) for the queue. A bad line is a
 // *[ParseError] naming the input, line and field, matching one of the
 // sentinels (ErrMalformed, ErrUnknownTRES, ErrEndBeforeStart, ...) with
@@ -20,6 +22,17 @@
 //
 // Slurm prints local times without an offset: Options.Location says which
 // zone they are in.
+//
+// # The share tree
+//
+// A [Tree] holds Slurm's associations with its Fairshare=parent rule
+// applied as Fair Tree applies it: such an association is not accounted
+// itself, its children count among its parent's children. NormShares
+// ([Tree.NormShares]) are then RawShares over the merged level's, exactly
+// what sshare prints (the integration test compares them on a real
+// Slurm), and each association without Fairshare=parent is a ledger tenant
+// under its nearest ancestor without it ([ledger.Ledger.AddTenantUnder]),
+// so a quota is M × the NormShares on its path.
 //
 // # Replay and report
 //

@@ -35,6 +35,7 @@ func checkParseErr(t *testing.T, err error) {
 func FuzzParseSacct(f *testing.F) {
 	fixtureSeed(f, "real/sacct.txt")
 	fixtureSeed(f, "hand/sacct.txt")
+	fixtureSeed(f, "real-tree/sacct.txt")
 	f.Add(sacctHeader + "1|a|gres/gpu:a100=2,gres/gpu=2||2024-05-01T10:00:00|Unknown|Unknown|PENDING\n")
 	f.Add(sacctHeader + "7|a|gres/gpu=1||2024-05-01T10:00:00|2024-05-01T10:00:00|2024-05-01T10:00:30|REQUEUED\n7|a|gres/gpu=1||2024-05-01T10:00:30|2024-05-01T10:00:31|Unknown|RUNNING\n")
 	f.Add("1|a|gres/gpu=1||2024-05-01T10:00:00|2024-05-01T10:00:05|2024-05-01T10:00:01|COMPLETED\n")
@@ -227,6 +228,8 @@ func FuzzParsePending(f *testing.F) {
 	fixtureSeed(f, "real/squeue.txt")
 	fixtureSeed(f, "hand/squeue.txt")
 	f.Add("JOBID|ACCOUNT|TRES_PER_NODE\n12_[1-3]|a|gres/gpu:a100:2\n13|b|N/A\n")
+	fixtureSeed(f, "real-tree/squeue.txt")
+	f.Add("12|a|gres/gpu:1|alice|gpu,cpu\n13|b|N/A||\n14|c|N/A|x y|p\n")
 	f.Add("1;rm -rf|a|N/A\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, lenient := range []bool{false, true} {
@@ -236,6 +239,63 @@ func FuzzParsePending(f *testing.F) {
 				if !validName(j.ID) || !validName(j.Account) || j.GPUs < 0 {
 					t.Fatalf("bad pending job %+v", j)
 				}
+			}
+		}
+	})
+}
+
+// checkTree fails unless every association of a parsed tree has a finite
+// NormShares in [0, 1] and every charge lands on a leaf tenant whose
+// parent chain ends at the cluster.
+func checkTree(t *testing.T, tree *Tree) {
+	t.Helper()
+	for _, a := range tree.Assocs()[1:] {
+		ns, ok := tree.NormShares(a.Account, a.User)
+		if !ok || !(ns >= 0 && ns <= 1+1e-12) {
+			t.Fatalf("NormShares(%s) = %v, %v", a.key(), ns, ok)
+		}
+		id, ok := tree.Tenant(a.Account, a.User)
+		if !ok {
+			continue
+		}
+		for steps := 0; id != ""; steps++ {
+			if steps > tree.Len() {
+				t.Fatalf("parent chain of %s does not end", a.key())
+			}
+			if id, ok = tree.TenantParent(id); !ok {
+				t.Fatalf("charged tenant of %s has no parent", a.key())
+			}
+		}
+	}
+}
+
+func FuzzParseShareTree(f *testing.F) {
+	fixtureSeed(f, "real-tree/sshare.txt")
+	fixtureSeed(f, "real/sshare.txt")
+	f.Add("Account|User|RawShares\nroot||\n a||parent\n  b||2\n   b|u|parent\n c||0\n")
+	f.Add("Account|User|RawShares\n a||1\n  a|u|parent\n  b||1\n")
+	f.Add(" a||1\n a||1\n   a|x|1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, lenient := range []bool{false, true} {
+			tree, _, err := ParseShareTree(strings.NewReader(in), Options{Lenient: lenient})
+			checkParseErr(t, err)
+			if err == nil {
+				checkTree(t, tree)
+			}
+		}
+	})
+}
+
+func FuzzParseAssoc(f *testing.F) {
+	fixtureSeed(f, "real-tree/assoc.txt")
+	f.Add("Account|User|ParentName|Share\na||b|1\nb||a|parent\n")
+	f.Add("Account|User|Partition|ParentName|Fairshare\nroot|||| \nx||gpu|root|1\nx|u|||parent\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, lenient := range []bool{false, true} {
+			tree, _, err := ParseAssoc(strings.NewReader(in), Options{Lenient: lenient})
+			checkParseErr(t, err)
+			if err == nil {
+				checkTree(t, tree)
 			}
 		}
 	})

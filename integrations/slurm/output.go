@@ -21,7 +21,10 @@ const (
 )
 
 // WriteReport writes the report as an sshare-like table ("text"), as CSV
-// with a header line, or as one JSON object. GPU-hours are GPU-seconds ÷
+// with a header line, or as one JSON object. With a tree the text table
+// indents accounts by depth and has a User column, CSV gains the columns
+// user and depth and JSON the fields user, depth and use_parent, and
+// RawShares reads "parent" for Fairshare=parent (text, CSV). GPU-hours are GPU-seconds ÷
 // 3600; CSV and JSON also carry the exact GPU-seconds.
 func WriteReport(w io.Writer, rep *Report, format string) error {
 	switch format {
@@ -53,35 +56,81 @@ func writeText(w io.Writer, rep *Report) error {
 		rep.From.Format(TimeLayout), rep.To.Format(TimeLayout), rep.Capacity, modeName(rep.Mode), hl, rep.Jobs); err != nil {
 		return err
 	}
+	tree := isTree(rep)
 	// Account names are left-aligned (padded here), numbers right-aligned.
-	aw := len("Account")
+	// With a tree the names are indented by depth, as sshare does.
+	name := func(r Row) string {
+		if !tree {
+			return r.Account
+		}
+		return strings.Repeat(" ", max(r.Depth-1, 0)) + r.Account
+	}
+	aw, uw := len("Account"), len("User")
 	for _, r := range rep.Rows {
-		aw = max(aw, len(r.Account))
+		aw, uw = max(aw, len(name(r))), max(uw, len(r.User))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tRawShares\tNormShares\tGPUh-Used\tGPUh-Owed\tRho\tRank\t\n", aw, "Account")
-	fmt.Fprintf(tw, "%s\t---------\t----------\t---------\t---------\t------\t----\t\n", strings.Repeat("-", aw))
+	user, userRule := "", ""
+	if tree {
+		user, userRule = fmt.Sprintf("%-*s\t", uw, "User"), strings.Repeat("-", uw)+"\t"
+	}
+	fmt.Fprintf(tw, "%-*s\t%sRawShares\tNormShares\tGPUh-Used\tGPUh-Owed\tRho\tRank\t\n", aw, "Account", user)
+	fmt.Fprintf(tw, "%s\t%s---------\t----------\t---------\t---------\t------\t----\t\n", strings.Repeat("-", aw), userRule)
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%-*s\t%s\t%.6f\t%.3f\t%.3f\t%s\t%d\t\n", aw, r.Account,
-			strconv.FormatFloat(r.RawShares, 'g', -1, 64), r.NormShares, hours(r.Used), hours(r.Owed), r.Rho, r.Rank)
+		if tree {
+			user = fmt.Sprintf("%-*s\t", uw, r.User)
+		}
+		rank := ""
+		if r.Rank > 0 {
+			rank = strconv.Itoa(r.Rank)
+		}
+		fmt.Fprintf(tw, "%-*s\t%s%s\t%.6f\t%.3f\t%.3f\t%s\t%s\t\n", aw, name(r), user,
+			rawShares(r), r.NormShares, hours(r.Used), hours(r.Owed), r.Rho, rank)
 	}
 	return tw.Flush()
 }
 
+// isTree reports whether the report's rows come from a [Tree].
+func isTree(rep *Report) bool {
+	for _, r := range rep.Rows {
+		if r.Depth > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// rawShares prints a row's RawShares as sshare does: a number, or "parent".
+func rawShares(r Row) string {
+	if r.UseParent {
+		return "parent"
+	}
+	return strconv.FormatFloat(r.RawShares, 'g', -1, 64)
+}
+
 func writeCSV(w io.Writer, rep *Report) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"account", "raw_shares", "norm_shares", "used_gpu_hours", "owed_gpu_hours",
-		"used_gpu_seconds", "owed_gpu_seconds", "rho", "rank"})
+	tree := isTree(rep)
+	head := []string{"account", "raw_shares", "norm_shares", "used_gpu_hours", "owed_gpu_hours",
+		"used_gpu_seconds", "owed_gpu_seconds", "rho", "rank"}
+	if tree {
+		head = append(head, "user", "depth")
+	}
+	_ = cw.Write(head)
 	for _, r := range rep.Rows {
-		_ = cw.Write([]string{r.Account,
-			strconv.FormatFloat(r.RawShares, 'g', -1, 64),
+		rec := []string{r.Account,
+			rawShares(r),
 			strconv.FormatFloat(r.NormShares, 'f', 6, 64),
 			strconv.FormatFloat(hours(r.Used), 'f', 6, 64),
 			strconv.FormatFloat(hours(r.Owed), 'f', 6, 64),
 			strconv.FormatFloat(float64(r.Used), 'f', 3, 64),
 			strconv.FormatFloat(float64(r.Owed), 'f', 3, 64),
 			r.Rho.String(),
-			strconv.Itoa(r.Rank)})
+			strconv.Itoa(r.Rank)}
+		if tree {
+			rec = append(rec, r.User, strconv.Itoa(r.Depth))
+		}
+		_ = cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()
@@ -89,6 +138,9 @@ func writeCSV(w io.Writer, rep *Report) error {
 
 type jsonRow struct {
 	Account        string     `json:"account"`
+	User           string     `json:"user,omitempty"`
+	Depth          int        `json:"depth,omitempty"`
+	UseParent      bool       `json:"use_parent,omitempty"`
 	RawShares      float64    `json:"raw_shares"`
 	NormShares     float64    `json:"norm_shares"`
 	UsedGPUHours   float64    `json:"used_gpu_hours"`
@@ -120,7 +172,7 @@ func writeJSON(w io.Writer, rep *Report) error {
 		out.HalfLife = rep.HalfLife.String()
 	}
 	for _, r := range rep.Rows {
-		out.Accounts = append(out.Accounts, jsonRow{r.Account, r.RawShares, r.NormShares,
+		out.Accounts = append(out.Accounts, jsonRow{r.Account, r.User, r.Depth, r.UseParent, r.RawShares, r.NormShares,
 			hours(r.Used), hours(r.Owed), float64(r.Used), float64(r.Owed), r.Rho, r.Rank})
 	}
 	enc := json.NewEncoder(w)

@@ -24,6 +24,13 @@ type Config struct {
 	// its GPU-seconds are counted directly and its ρ is +Inf (or 1 when it
 	// used nothing).
 	Weights map[string]float64
+	// Tree, if set, replaces Weights: every association is a ledger tenant
+	// under its tree parent (ledger.AddTenantUnder) with Fairshare=parent
+	// applied (see [Tree]), jobs are charged to their user's association
+	// (or their account's, see [Tree.Tenant]), and the report has one row
+	// per association in tree order. A subtree whose root has 0 shares is
+	// kept out of the ledger as a weight-0 account is.
+	Tree *Tree
 	// Now is when the accounting was taken: runs whose End is Unknown are
 	// billed up to Now, and events after Now are ignored. Required.
 	Now time.Time
@@ -43,14 +50,30 @@ type Config struct {
 
 // Row is one account of the report.
 type Row struct {
-	Account    string
-	RawShares  float64
-	NormShares float64           // RawShares ÷ Σ RawShares over the report's accounts
-	Used       ledger.GPUSeconds // ∫ Alloc over the window
-	Owed       ledger.GPUSeconds // ∫ FairShare over the window
-	Rho        ledger.Rho        // Used ÷ Owed
+	Account string
+	// User, Depth and UseParent place the row in a [Tree]: the user of a
+	// user association (else ""), its depth below root (1 for root's
+	// children; 0 without a tree) and whether its shares are
+	// Fairshare=parent.
+	User      string
+	Depth     int
+	UseParent bool
+	RawShares float64
+	// NormShares is RawShares ÷ Σ RawShares over the report's accounts, or
+	// with a tree Slurm's Fair Tree NormShares ([Tree.NormShares]).
+	NormShares float64
+	// Charge is the key of the row whose tenant this association's jobs
+	// are charged to ("account" or "account|user"), "" for an inner node.
+	Charge string
+	Used   ledger.GPUSeconds // ∫ Alloc over the window
+	Owed   ledger.GPUSeconds // ∫ FairShare over the window
+	Rho    ledger.Rho        // Used ÷ Owed
 	// Rank orders accounts by ρ, lowest (most owed) first, from 1; equal ρ
-	// share a rank (1, 1, 3), as Slurm's Fair Tree does.
+	// share a rank (1, 1, 3), as Slurm's Fair Tree does. With a tree only
+	// the leaves are ranked, in the order of a walk from the root that
+	// visits siblings by ρ (lowest first), as Fair Tree ranks users; inner
+	// rows have Rank 0. For a Fairshare=parent row, Used and Owed are the
+	// sums over its children.
 	Rank int
 }
 
@@ -60,7 +83,7 @@ type Report struct {
 	Mode          ledger.Mode
 	Capacity      ledger.GPUs
 	HalfLife      time.Duration
-	Rows          []Row // by Rank, then Account
+	Rows          []Row // by Rank, then Account; with a tree, in tree order
 	Jobs          int   // jobs replayed into the ledger
 	// Ignored counts jobs that had no effect on the window, by reason:
 	// "no GPUs", "ended before window", "submitted after window",
@@ -106,7 +129,9 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 	rep := &Report{Now: cfg.Now, Mode: cfg.Mode, Capacity: cfg.Capacity, HalfLife: cfg.HalfLife,
 		Ignored: map[string]int{}, Skipped: Skipped{}}
 	weights := cfg.Weights
-	if weights == nil {
+	if cfg.Tree != nil {
+		weights = nil
+	} else if weights == nil {
 		weights = map[string]float64{}
 		for _, j := range jobs {
 			if j.Account != "" {
@@ -157,10 +182,27 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 			}
 		}
 	}
+	var excluded []bool
+	if cfg.Tree != nil {
+		if excluded, err = addTreeTenants(l, cfg.Tree, begin); err != nil {
+			return nil, err
+		}
+	}
 	zeroUse := map[string]ledger.GPUSeconds{} // accounts with weight 0
 	var evs []event
+	tenantOf := make([]ledger.TenantID, len(jobs))
 	for i, j := range jobs {
 		w, known := weights[j.Account]
+		tenantOf[i] = ledger.TenantID(j.Account)
+		if cfg.Tree != nil {
+			var at int
+			if at, known = cfg.Tree.charge(j.Account, j.User); known {
+				tenantOf[i], w = ledger.TenantID(cfg.Tree.assocs[at].key()), 1
+				if excluded[at] {
+					w = 0
+				}
+			}
+		}
 		if !known {
 			err := perr("sacct", j.Line, "Account", j.Account, ErrUnknownAccount, "job %s: no weight for this account", j.ID)
 			if !cfg.Lenient {
@@ -185,7 +227,7 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 		}
 		if w == 0 {
 			rep.Ignored["zero shares"]++
-			zeroUse[j.Account] += directUse(j, begin, to, cfg.Now, cfg.HalfLife)
+			zeroUse[string(tenantOf[i])] += directUse(j, begin, to, cfg.Now, cfg.HalfLife)
 			continue
 		}
 		evs = append(evs, jev...)
@@ -200,7 +242,7 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 		var err error
 		switch e.kind {
 		case evSubmit:
-			err = l.Submit(e.at, id, ledger.TenantID(j.Account), ledger.GPUs(j.GPUs), 1)
+			err = l.Submit(e.at, id, tenantOf[e.job], ledger.GPUs(j.GPUs), 1)
 		case evStart:
 			err = l.Start(e.at, id)
 		case evStop:
@@ -216,13 +258,19 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("slurm: replay: %w", err)
 	}
 	rep.Ledger = l
+	if cfg.Tree != nil {
+		if rep.Rows, err = treeRows(l, cfg.Tree, excluded, zeroUse, from, to); err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
 
 	total := 0.0
 	for _, a := range accounts {
 		total += weights[a]
 	}
 	for _, a := range accounts {
-		row := Row{Account: a, RawShares: weights[a]}
+		row := Row{Account: a, RawShares: weights[a], Charge: a}
 		if total > 0 {
 			row.NormShares = weights[a] / total
 		}

@@ -13,13 +13,15 @@ import (
 
 // SacctFormat is the field list this package reads from sacct. Run
 //
-//	sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State -S <from> -E <to>
+//	sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State,User -S <from> -E <to>
 //
 // (-D lists every run of a requeued job; without it only the last run is
 // shown and earlier runs are not billed). Columns are found by their header
 // names, so their order may differ and extra columns are ignored; without a
-// header line (sacct -n) the columns must be in this order.
-const SacctFormat = "JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State"
+// header line (sacct -n) the columns must be in this order. User is
+// optional (older captures lack it): it charges a job to its user's
+// association in a [Tree].
+const SacctFormat = "JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State,User"
 
 // TimeLayout is how Slurm prints times: local time without an offset.
 const TimeLayout = "2006-01-02T15:04:05"
@@ -105,6 +107,7 @@ func (s State) Final() (f ledger.FinalState, ok bool) {
 type Record struct {
 	JobID   string
 	Account string
+	User    string // "" when the input has no User column
 	// GPUs held by the run: gres/gpu of AllocTRES (the untyped total, or the
 	// sum of the typed gres/gpu:TYPE entries when no untyped one is listed).
 	// When AllocTRES is empty (a pending job, or one cancelled before it
@@ -135,6 +138,7 @@ func ParseSacct(r io.Reader, opts Options) ([]Record, Skipped, error) {
 	skipped := Skipped{}
 	var recs []Record
 	var col []int // index of each of sacctColumns
+	ucol := 8     // the User column; -1 when the header has none
 	first := true
 	for ls.next() {
 		if strings.TrimSpace(ls.text) == "" {
@@ -155,11 +159,16 @@ func ParseSacct(r io.Reader, opts Options) ([]Record, Skipped, error) {
 					}
 					col[i] = j
 				}
+				if j, ok := idx["user"]; ok {
+					ucol = j
+				} else {
+					ucol = -1
+				}
 				continue
 			}
 			col = []int{0, 1, 2, 3, 4, 5, 6, 7}
 		}
-		rec, err := parseSacctLine(fields, col, ls.n, opts.loc())
+		rec, err := parseSacctLine(fields, col, ucol, ls.n, opts.loc())
 		if err != nil {
 			if !opts.Lenient {
 				return nil, nil, err
@@ -178,7 +187,7 @@ func ParseSacct(r io.Reader, opts Options) ([]Record, Skipped, error) {
 	return recs, skipped, nil
 }
 
-func parseSacctLine(fields []string, col []int, line int, loc *time.Location) (Record, error) {
+func parseSacctLine(fields []string, col []int, ucol, line int, loc *time.Location) (Record, error) {
 	const src = "sacct"
 	need := slices.Max(col) + 1
 	if len(fields) < need {
@@ -191,6 +200,12 @@ func parseSacctLine(fields []string, col []int, line int, loc *time.Location) (R
 	}
 	if rec.Account != "" && !validName(rec.Account) {
 		return Record{}, perr(src, line, "Account", rec.Account, ErrMalformed, "not an account name")
+	}
+	if ucol >= 0 && ucol < len(fields) {
+		rec.User = strings.TrimSpace(fields[ucol])
+		if rec.User != "" && !validName(rec.User) {
+			return Record{}, perr(src, line, "User", rec.User, ErrMalformed, "not a user name")
+		}
 	}
 	tres, field := f(2), "AllocTRES"
 	if tres == "" {
@@ -299,6 +314,7 @@ type Run struct {
 type Job struct {
 	ID      string
 	Account string
+	User    string    // "" when the input has no User column
 	GPUs    int       // demand: the largest GPU count of its records
 	Submit  time.Time // of its first record
 	Runs    []Run     // in time order; runs that never started are left out
@@ -363,11 +379,14 @@ func cmpStart(a, b time.Time) int {
 
 func groupOne(rs []Record) (Job, error) {
 	last := rs[len(rs)-1]
-	j := Job{ID: last.JobID, Account: rs[0].Account, Submit: rs[0].Submit, State: last.State, End: last.End, Line: rs[0].Line}
+	j := Job{ID: last.JobID, Account: rs[0].Account, User: rs[0].User, Submit: rs[0].Submit, State: last.State, End: last.End, Line: rs[0].Line}
 	for i, r := range rs {
 		j.GPUs = max(j.GPUs, r.GPUs)
 		if r.Account != j.Account {
 			return Job{}, perr("sacct", r.Line, "Account", r.Account, ErrOverlap, "job %s was charged to %q on line %d", r.JobID, j.Account, j.Line)
+		}
+		if r.User != j.User {
+			return Job{}, perr("sacct", r.Line, "User", r.User, ErrOverlap, "job %s was run by %q on line %d", r.JobID, j.User, j.Line)
 		}
 		if i < len(rs)-1 && r.State.Kind() != KindRequeued {
 			return Job{}, perr("sacct", rs[i+1].Line, "JobIDRaw", r.JobID, ErrOverlap, "another run after state %s on line %d", r.State, r.Line)

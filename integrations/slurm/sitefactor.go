@@ -55,23 +55,38 @@ func SiteFactorFor(rank, n int, maxFactor int64) int64 {
 const MaxSiteFactor = 2147483645
 
 // SiteFactors returns one Update per pending job, in input order, with the
-// factor of its account's rank in rows (see [SiteFactorFor]; n = len(rows)).
-// A job whose account is not in rows gets factor 0 and Rank 0. A maxFactor
-// outside [0, MaxSiteFactor] is ErrSiteFactor. Complexity O(rows + jobs).
+// factor of its rank in rows (see [SiteFactorFor]; n = the ranked rows). A
+// job is matched to the row of its user's association ("account|user")
+// when the job names a user and rows have one, else to its account's, and
+// then to the row its jobs are charged to (Row.Charge). A job whose
+// account is not in rows, or whose row is not ranked, gets factor 0 and
+// Rank 0. A maxFactor outside [0, MaxSiteFactor] is ErrSiteFactor.
+// Complexity O(rows + jobs).
 func SiteFactors(rows []Row, pending []PendingJob, maxFactor int64) ([]Update, error) {
 	if maxFactor < 0 || maxFactor > MaxSiteFactor {
 		return nil, fmt.Errorf("%w: maximum %d outside [0, %d]", ErrSiteFactor, maxFactor, MaxSiteFactor)
 	}
-	byAcct := make(map[string]Row, len(rows))
+	byKey := make(map[string]Row, len(rows))
+	ranked := 0
 	for _, r := range rows {
-		byAcct[r.Account] = r
+		byKey[Assoc{Account: r.Account, User: r.User}.key()] = r
+		if r.Rank > 0 {
+			ranked++
+		}
 	}
 	out := make([]Update, 0, len(pending))
 	for _, p := range pending {
 		u := Update{JobID: p.ID, Account: p.Account, Rho: 1}
-		if r, ok := byAcct[p.Account]; ok {
+		r, ok := byKey[Assoc{Account: p.Account, User: p.User}.key()]
+		if !ok || p.User == "" {
+			r, ok = byKey[p.Account]
+		}
+		if ok && r.Charge != "" {
+			r, ok = byKey[r.Charge]
+		}
+		if ok && r.Rank > 0 {
 			u.Rank, u.Rho = r.Rank, r.Rho
-			u.SiteFactor = SiteFactorFor(r.Rank, len(rows), maxFactor)
+			u.SiteFactor = SiteFactorFor(r.Rank, ranked, maxFactor)
 		}
 		out = append(out, u)
 	}

@@ -28,6 +28,23 @@ type Share struct {
 
 var sshareKnown = map[string]bool{"account": true, "cluster": true}
 
+// sshareHeader returns the columns Account, User and RawShares of a header
+// line, or, when the line is not a header, the first three and false.
+func sshareHeader(fields []string, line int) (ai, ui, ri int, header bool, err error) {
+	idx, ok := headerIndex(fields, sshareKnown)
+	if !ok {
+		return 0, 1, 2, false, nil
+	}
+	var okA, okU, okR bool
+	ai, okA = idx["account"]
+	ui, okU = idx["user"]
+	ri, okR = idx["rawshares"]
+	if !okA || !okU || !okR {
+		return 0, 0, 0, true, perr("sshare", line, "", strings.Join(fields, "|"), ErrHeader, "need Account, User and RawShares")
+	}
+	return ai, ui, ri, true, nil
+}
+
 // ParseSshare reads `sshare -a -P` output. It keeps the account rows (those
 // with an empty User column) except root, in input order, and skips user
 // rows. sshare indents the Account column by depth; the indentation gives
@@ -62,14 +79,11 @@ func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
 		fields := strings.Split(ls.text, "|")
 		if first {
 			first = false
-			if idx, ok := headerIndex(fields, sshareKnown); ok {
-				var okA, okU, okR bool
-				ai, okA = idx["account"]
-				ui, okU = idx["user"]
-				ri, okR = idx["rawshares"]
-				if !okA || !okU || !okR {
-					return nil, nil, perr(src, ls.n, "", ls.text, ErrHeader, "need Account, User and RawShares")
-				}
+			var header bool
+			var err error
+			if ai, ui, ri, header, err = sshareHeader(fields, ls.n); err != nil {
+				return nil, nil, err
+			} else if header {
 				continue
 			}
 		}

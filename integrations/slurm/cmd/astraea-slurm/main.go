@@ -7,12 +7,12 @@
 //
 // Usage:
 //
-//	sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State -S 2024-05-01 > sacct.txt
+//	sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State,User -S 2024-05-01 > sacct.txt
 //	sshare -a -P > sshare.txt
 //	sinfo -h -N -o "%n|%G" > sinfo.txt
 //	astraea-slurm -sacct sacct.txt -sshare sshare.txt -sinfo sinfo.txt -from 2024-05-01T00:00:00
 //
-//	squeue -h -t PD -o "%i|%a|%b" > squeue.txt
+//	squeue -h -t PD -o "%i|%a|%b|%u|%P" > squeue.txt
 //	astraea-slurm -sacct sacct.txt -sshare sshare.txt -sinfo sinfo.txt -squeue squeue.txt [-apply]
 //
 // Run with -h for every flag.
@@ -48,7 +48,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	var (
 		sacctPath  = fs.String("sacct", "-", "sacct -P output (`file`, - for stdin): "+slurm.SacctFormat)
-		ssharePath = fs.String("sshare", "", "`file` of `"+slurm.SshareCommand+"` output: account weights from RawShares")
+		ssharePath = fs.String("sshare", "", "`file` of `"+slurm.SshareCommand+"` output: the tree of accounts and users, with their RawShares")
+		assocPath  = fs.String("assoc", "", "`file` of `"+slurm.AssocCommand+"` output: the tree, instead of -sshare")
 		weightPath = fs.String("weights", "", "`file` of account,weight lines (instead of -sshare)")
 		capacity   = fs.Int("capacity", 0, "cluster GPUs M (or use -sinfo)")
 		sinfoPath  = fs.String("sinfo", "", "`file` of `"+slurm.SinfoCommand+"` output: capacity = Σ GPUs")
@@ -116,16 +117,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 
-	// Weights.
+	// Weights: a tree (sshare, sacctmgr) or a flat list.
 	var weights map[string]float64
+	var tree *slurm.Tree
+	given := 0
+	for _, p := range []string{*ssharePath, *assocPath, *weightPath} {
+		if p != "" {
+			given++
+		}
+	}
 	switch {
-	case *ssharePath != "" && *weightPath != "":
-		return errors.New("use -sshare or -weights, not both")
+	case given > 1:
+		return errors.New("use one of -sshare, -assoc and -weights")
 	case *ssharePath != "":
 		err = withFile(*ssharePath, stdin, func(r io.Reader) error {
-			shares, sk, err := slurm.ParseSshare(r, opts)
+			var sk slurm.Skipped
+			tree, sk, err = slurm.ParseShareTree(r, opts)
 			warn("sshare", sk)
-			weights = slurm.Weights(shares)
+			return err
+		})
+	case *assocPath != "":
+		err = withFile(*assocPath, stdin, func(r io.Reader) error {
+			var sk slurm.Skipped
+			tree, sk, err = slurm.ParseAssoc(r, opts)
+			warn("sacctmgr", sk)
 			return err
 		})
 	case *weightPath != "":
@@ -175,7 +190,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	rep, err := slurm.Replay(jobs, slurm.Config{Mode: mode, Capacity: ledger.GPUs(m), Weights: weights,
+	if tree != nil && !anyUser(jobs) {
+		// Accounting without the User column: charge jobs to accounts.
+		if tree, err = tree.WithoutUsers(); err != nil {
+			return err
+		}
+		if len(jobs) > 0 {
+			fmt.Fprintln(stderr, "astraea-slurm: sacct has no User column: users left out of the tree")
+		}
+	}
+	rep, err := slurm.Replay(jobs, slurm.Config{Mode: mode, Capacity: ledger.GPUs(m), Weights: weights, Tree: tree,
 		Now: now, From: from, To: to, HalfLife: *halfLife, Lenient: *lenient})
 	if err != nil {
 		return err
@@ -225,6 +249,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return slurm.Apply(ctx, runner, *scontrol, updates)
 	}
 	return nil
+}
+
+// anyUser reports whether some job names its user.
+func anyUser(jobs []slurm.Job) bool {
+	for _, j := range jobs {
+		if j.User != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // withFile calls f with the named file, or with stdin for "-".

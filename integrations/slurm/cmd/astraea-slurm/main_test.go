@@ -33,14 +33,49 @@ func runCmd(t *testing.T, args []string, stdin string, runner func(context.Conte
 	return out.String(), errb.String(), err
 }
 
+func treeFixture(name string) string { return filepath.Join("..", "..", "testdata", "real-tree", name) }
+
+// The tree capture: sshare and sacctmgr give the same report, with
+// Slurm's NormShares, and the user level.
+func TestTreeReportOnRealOutput(t *testing.T) {
+	common := []string{"-sacct", treeFixture("sacct.txt"), "-sinfo", treeFixture("sinfo.txt"), "-tz", "UTC",
+		"-now", "2026-12-02T01:02:58", "-mode", "quota", "-from", "2026-12-02T01:02:36", "-to", "2026-12-02T01:02:51", "-format", "csv"}
+	a, _, err := runCmd(t, append([]string{"-sshare", treeFixture("sshare.txt")}, common...), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := runCmd(t, append([]string{"-assoc", treeFixture("assoc.txt")}, common...), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatalf("-sshare\n%s\n-assoc\n%s", a, b)
+	}
+	// speech|root: 3 array tasks × 1 GPU × 2 s used; owed 4 GPUs × 10/15
+	// (ai) × 1/5 (speech|root beside vision and nlp) × 15 s = 8.
+	for _, line := range []string{
+		"speech,parent,0.666667,0.001667,0.002222,6.000,8.000,0.7500,0,,2\n",
+		"speech,1,0.200000,0.001667,0.002222,6.000,8.000,0.7500,5,root,3\n",
+	} {
+		if !strings.Contains(a, line) {
+			t.Errorf("no line %q in\n%s", line, a)
+		}
+	}
+	if _, _, err := runCmd(t, append([]string{"-assoc", treeFixture("assoc.txt"), "-sshare", treeFixture("sshare.txt")}, common...), "", nil); err == nil {
+		t.Error("-assoc with -sshare accepted")
+	}
+}
+
 func TestReportOnRealOutput(t *testing.T) {
 	out, _, err := runCmd(t, realArgs("-from", "2026-11-29T17:57:51", "-to", "2026-11-29T17:58:05", "-format", "csv"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "account,raw_shares,norm_shares,used_gpu_hours,owed_gpu_hours,used_gpu_seconds,owed_gpu_seconds,rho,rank\n" +
-		"team-a,3,0.750000,0.004167,0.011667,15.000,42.000,0.3571,1\n" +
-		"team-b,1,0.250000,0.003333,0.003889,12.000,14.000,0.8571,2\n"
+	// This capture's sacct has no User column: the users are left out of
+	// the tree and jobs are charged to their accounts.
+	want := "account,raw_shares,norm_shares,used_gpu_hours,owed_gpu_hours,used_gpu_seconds,owed_gpu_seconds,rho,rank,user,depth\n" +
+		"team-a,3,0.750000,0.004167,0.011667,15.000,42.000,0.3571,1,,1\n" +
+		"team-b,1,0.250000,0.003333,0.003889,12.000,14.000,0.8571,2,,1\n"
 	if out != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
