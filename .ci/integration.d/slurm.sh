@@ -96,16 +96,21 @@ J5=$(submit -A team-a --gres=gpu:1 --wrap 'sleep 120')
 J6=$(submit -A team-a --gres=gpu:1 --begin=now+3600 --wrap 'sleep 1')
 J7=$(submit -A team-b --gres=gpu:2 --hold --wrap 'sleep 1')
 TIMEOUT=30 wait_for accounted "$J5" RUNNING || fail "job $J5 did not start"
+OUT=$WORK/out
+# A cron-like first run saves its ledger while job J5 runs; the second
+# reads only sacct -S since then (see the -state checks below).
+TM=$(now_local)
+timeout 60 sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State,User -S "$T0" >"$OUT/sacct-first.txt" || fail sacct
 sleep 3
 
-OUT=$WORK/out
 timeout 60 sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State,User -S "$T0" >"$OUT/sacct.txt" || fail sacct
 NOW=$(now_local)
+timeout 60 sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State,User -S "$TM" >"$OUT/sacct-since.txt" || fail sacct
 timeout 60 sshare -a -P >"$OUT/sshare.txt" || fail sshare
 timeout 60 sacctmgr -P show assoc format=Account,User,ParentName,Share >"$OUT/assoc.txt" || fail sacctmgr
 timeout 60 squeue -h -t PD -o '%i|%a|%b|%u|%P' >"$OUT/squeue.txt" || fail squeue
 timeout 60 sinfo -h -N -o '%n|%G' >"$OUT/sinfo.txt" || fail sinfo
-printf 'T0=%s\nT1=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7 $J8 ${JA}_[0-2]" >"$OUT/times.txt"
+printf 'T0=%s\nT1=%s\nTM=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$TM" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7 $J8 ${JA}_[0-2]" >"$OUT/times.txt"
 if [ -n "$CAPTURE" ]; then
   mkdir -p "$CAPTURE" && cp "$OUT"/*.txt "$CAPTURE"/ && say "captured outputs in $CAPTURE"
 fi
@@ -195,6 +200,28 @@ check "team-a GPU-seconds (demand)" "$(field "$OUT/demand.csv" team-a "" used_gp
 # The running job is billed up to -now: 1 GPU from its start (T1 .. T1+3 s).
 ua2=$(field "$OUT/now.csv" team-a "" used_gpu_seconds)
 check "team-a GPU-seconds up to now" "$(awk -v a="$ua2" -v b="$ua" 'BEGIN{print a-b}')" $(( RUN5 - 4 )) "$RUN5"
+
+# -state: the first run saves its ledger at TM (J5 running), the second
+# continues it with sacct -S TM only; every row must equal the one run
+# over the whole accounting (now.csv), J5 counted once, nothing lost.
+ST=$WORK/ledger.state
+rm -f "$ST"
+timeout 60 "$AS" -state "$ST" -sacct "$OUT/sacct-first.txt" -sshare "$OUT/sshare.txt" -sinfo "$OUT/sinfo.txt" -tz Local -now "$TM" \
+  -mode quota >/dev/null || fail "astraea-slurm -state (first run)"
+[ "$(timeout 10 "$AS" -state "$ST" -state-time -tz Local)" = "$TM" ] || fail "-state-time is not $TM"
+timeout 60 "$AS" -state "$ST" -sacct "$OUT/sacct-since.txt" -sshare "$OUT/sshare.txt" -sinfo "$OUT/sinfo.txt" -tz Local -now "$NOW" \
+  -mode quota -format csv >"$OUT/resumed.csv" || fail "astraea-slurm -state (second run)"
+rows=0
+while IFS=, read -r acct _ _ _ _ used owed _ _ user _; do
+  [ "$acct" = account ] && continue
+  want_used=$(field "$OUT/now.csv" "$acct" "$user" used_gpu_seconds)
+  want_owed=$(field "$OUT/now.csv" "$acct" "$user" owed_gpu_seconds)
+  awk -v a="$used" -v b="$want_used" -v c="$owed" -v d="$want_owed" 'BEGIN{exit !(a-b<0.002&&b-a<0.002&&c-d<0.002&&d-c<0.002)}' ||
+    fail "-state: $acct|$user used $used owed $owed, one replay $want_used $want_owed"
+  rows=$((rows + 1))
+done <"$OUT/resumed.csv"
+[ "$rows" -ge 13 ] || fail "-state: only $rows rows compared"
+say "ok   -state: $rows rows of the resumed ledger equal one replay (team-a used $(field "$OUT/resumed.csv" team-a "" used_gpu_seconds))"
 
 # SiteFactor: a pending job gets the factor of its association's rank
 # among the ranked leaves: round(1000 × (n − rank) ÷ (n − 1)).

@@ -46,6 +46,22 @@ type Config struct {
 	// Lenient skips (and counts in Report.Skipped) jobs charged to an
 	// account that has no weight instead of failing with ErrUnknownAccount.
 	Lenient bool
+	// Resume, if set, is a ledger saved by an earlier replay with Persist
+	// (a snapshot, ledger.ReadFile): this replay continues it from its
+	// Now() instead of starting a new one, so jobs need only be the
+	// accounting since then (sacct -S at that time). See [Replay] for what
+	// happens to the jobs it holds. Its mode must be Mode; its history
+	// policy is kept (HalfLife is then ignored); a different Capacity is
+	// set at its Now(). From defaults to its Begin(). Replay changes it.
+	Resume *ledger.Ledger
+	// Persist prepares the ledger to be saved and resumed: every job up to
+	// Now enters it (also those submitted after To, which the report does
+	// not need), and the records of jobs that have finished are dropped
+	// (ledger.Forget) once the report is read, which changes no tenant's
+	// account and keeps a snapshot proportional to the active jobs. The
+	// use of weight-0 accounts, which the ledger does not hold, is not
+	// carried over.
+	Persist bool
 }
 
 // Row is one account of the report.
@@ -88,7 +104,8 @@ type Report struct {
 	// Ignored counts jobs that had no effect on the window, by reason:
 	// "no GPUs", "ended before window", "submitted after window",
 	// "submitted after now", "zero shares" (charged to a weight-0 account,
-	// counted outside the ledger).
+	// counted outside the ledger), "accounted before" (already finished in
+	// the resumed ledger).
 	Ignored map[string]int
 	Skipped Skipped        // jobs left out in lenient mode
 	Ledger  *ledger.Ledger // the replayed ledger, advanced to Now
@@ -149,7 +166,9 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 		to = cfg.Now
 	}
 	from := cfg.From
-	if from.IsZero() {
+	if from.IsZero() && cfg.Resume != nil {
+		from = cfg.Resume.Begin()
+	} else if from.IsZero() {
 		from = to
 		for _, j := range jobs {
 			if j.Submit.Before(from) {
@@ -162,23 +181,21 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 	}
 	rep.From, rep.To = from, to
 	begin := from
+	if cfg.Resume != nil {
+		begin = cfg.Resume.Now()
+	}
 	if cfg.Now.Before(begin) {
-		return nil, fmt.Errorf("slurm: replay: now (%s) is before the window (%s)", cfg.Now.Format(time.RFC3339), from.Format(time.RFC3339))
+		return nil, fmt.Errorf("slurm: replay: now (%s) is before the window or the saved state (%s)", cfg.Now.Format(time.RFC3339), begin.Format(time.RFC3339))
 	}
-
-	hist := ledger.Unbounded()
-	if cfg.HalfLife > 0 {
-		hist = ledger.HalfLife(cfg.HalfLife)
-	}
-	l, err := ledger.New(ledger.Config{Mode: cfg.Mode, Capacity: cfg.Capacity, Start: begin, History: hist})
+	l, err := replayLedger(cfg, begin)
 	if err != nil {
-		return nil, fmt.Errorf("slurm: replay: %w", err)
+		return nil, err
 	}
 	accounts := slices.Sorted(maps.Keys(weights))
 	for _, a := range accounts {
 		if weights[a] > 0 {
-			if err := l.AddTenant(begin, ledger.TenantID(a), weights[a]); err != nil {
-				return nil, fmt.Errorf("slurm: replay: %w", err)
+			if err := ensureTenant(l, begin, ledger.TenantID(a), "", weights[a]); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -217,11 +234,20 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 		}
 		var jev []event
 		reason := jobEvents(j, i, begin, cfg.Now, &jev)
+		if cfg.Resume != nil {
+			if info, held := l.Job(ledger.JobID(j.ID)); held {
+				if !info.Active {
+					rep.Ignored["accounted before"]++
+					continue
+				}
+				jev, reason = resumeEvents(j, i, info.Running, begin, jev, reason)
+			}
+		}
 		if reason != "" {
 			rep.Ignored[reason]++
 			continue
 		}
-		if !j.Submit.Before(to) {
+		if !cfg.Persist && !j.Submit.Before(to) {
 			rep.Ignored["submitted after window"]++
 			continue
 		}
@@ -262,7 +288,7 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 		if rep.Rows, err = treeRows(l, cfg.Tree, excluded, zeroUse, from, to); err != nil {
 			return nil, err
 		}
-		return rep, nil
+		return rep, forgetFinished(l, jobs, cfg.Persist)
 	}
 
 	total := 0.0
@@ -287,7 +313,7 @@ func Replay(jobs []Job, cfg Config) (*Report, error) {
 		rep.Rows = append(rep.Rows, row)
 	}
 	rankRows(rep.Rows)
-	return rep, nil
+	return rep, forgetFinished(l, jobs, cfg.Persist)
 }
 
 // rankRows sorts rows by ρ then account and assigns competition ranks.

@@ -158,7 +158,12 @@ func TestReplayDemandAware(t *testing.T) {
 	}
 }
 
-func mustJobs(t *testing.T, sacct string) []Job {
+// mustJobs parses and groups sacct output, failing t (a *testing.T or a
+// *rapid.T) on an error.
+func mustJobs(t interface {
+	Helper()
+	Fatal(...any)
+}, sacct string) []Job {
 	t.Helper()
 	recs, _, err := ParseSacct(strings.NewReader(sacct), Options{})
 	if err != nil {

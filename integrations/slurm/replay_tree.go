@@ -32,8 +32,8 @@ func addTreeTenants(l *ledger.Ledger, t *Tree, at time.Time) ([]bool, error) {
 		if e > 0 {
 			parent = ledger.TenantID(t.assocs[e].key())
 		}
-		if err := l.AddTenantUnder(at, ledger.TenantID(a.key()), parent, a.Shares); err != nil {
-			return nil, fmt.Errorf("slurm: replay: association %s (line %d): %w", a.key(), a.Line, err)
+		if err := ensureTenant(l, at, ledger.TenantID(a.key()), parent, a.Shares); err != nil {
+			return nil, fmt.Errorf("%w (association on line %d)", err, a.Line)
 		}
 	}
 	return excluded, nil

@@ -206,9 +206,9 @@ func TestReplayTreeOnRealOutput(t *testing.T) {
 		}
 		return v
 	}
-	from, to := at("2026-12-02T01:02:36"), at("2026-12-02T01:02:51")
+	from, to := at("2026-12-02T01:13:43"), at("2026-12-02T01:14:01")
 	rep, err := Replay(jobs, Config{Mode: ledger.QuotaShare, Capacity: 4, Tree: tree,
-		Now: at("2026-12-02T01:02:58"), From: from, To: to})
+		Now: at("2026-12-02T01:14:09"), From: from, To: to})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,13 @@
 //	squeue -h -t PD -o "%i|%a|%b|%u|%P" > squeue.txt
 //	astraea-slurm -sacct sacct.txt -sshare sshare.txt -sinfo sinfo.txt -squeue squeue.txt [-apply]
 //
+// A cron job continues a saved ledger, reading only the accounting since
+// the previous run:
+//
+//	S=$(astraea-slurm -state ledger.state -state-time 2>/dev/null || echo 2024-05-01)
+//	sacct ... -S "$S" > sacct.txt
+//	astraea-slurm -state ledger.state -sacct sacct.txt -sshare sshare.txt -sinfo sinfo.txt
+//
 // Run with -h for every flag.
 package main
 
@@ -24,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"strings"
 	"time"
@@ -66,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		apply      = fs.Bool("apply", false, "with -squeue: run the scontrol commands instead of only printing them")
 		scontrol   = fs.String("scontrol", "scontrol", "scontrol `program` used by -apply")
 		reportPath = fs.String("report", "", "with -squeue: also write the report to this `file`")
+		statePath  = fs.String("state", "", "ledger snapshot `file`: continue it if it exists (give sacct -S its time, see -state-time), then save it")
+		stateTime  = fs.Bool("state-time", false, "print the time of the -state snapshot (for sacct -S) and exit")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: astraea-slurm -sacct FILE (-sshare FILE | -weights FILE) (-capacity N | -sinfo FILE) [flags]")
@@ -93,6 +103,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		mode = ledger.QuotaShare
 	default:
 		return fmt.Errorf("-mode %q: want demand or quota", *modeFlag)
+	}
+	var resume *ledger.Ledger
+	if *statePath != "" {
+		if resume, err = ledger.ReadFile(*statePath); errors.Is(err, iofs.ErrNotExist) {
+			resume, err = nil, nil
+		}
+		if err != nil {
+			return fmt.Errorf("-state: %w", err)
+		}
+	}
+	if *stateTime {
+		if resume == nil {
+			return errors.New("-state-time needs an existing -state file")
+		}
+		_, err := fmt.Fprintln(stdout, resume.Now().In(loc).Format(slurm.TimeLayout))
+		return err
 	}
 	now := wallNow
 	if *nowFlag != "" {
@@ -200,9 +226,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	rep, err := slurm.Replay(jobs, slurm.Config{Mode: mode, Capacity: ledger.GPUs(m), Weights: weights, Tree: tree,
-		Now: now, From: from, To: to, HalfLife: *halfLife, Lenient: *lenient})
+		Now: now, From: from, To: to, HalfLife: *halfLife, Lenient: *lenient,
+		Resume: resume, Persist: *statePath != ""})
 	if err != nil {
 		return err
+	}
+	if *statePath != "" {
+		if err := rep.Ledger.WriteFile(*statePath); err != nil {
+			return fmt.Errorf("-state: %w", err)
+		}
 	}
 	warn("accounts", rep.Skipped)
 	if ig := slurm.Skipped(rep.Ignored); ig.Total() > 0 {
