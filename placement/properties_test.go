@@ -593,3 +593,38 @@ func TestPropertyLargeSpans(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertyNoFitStays: in either mode, a demand that does not fit still
+// does not fit once more GPUs are taken. sched's round relies on it: it
+// does not try a failed demand again in the round.
+func TestPropertyNoFitStays(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		mode := rapid.SampledFrom([]Mode{Strict, FewestNodes}).Draw(t, "mode")
+		c, err := NewCluster(genNodes(t, 6), WithMode(mode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxDemand := c.Capacity() + 1
+		failed := map[int]bool{}
+		for step := range rapid.IntRange(1, 8).Draw(t, "steps") {
+			for d := 1; d <= maxDemand; d++ {
+				fits := c.Fits(d)
+				if _, err := c.Place(d); (err == nil) != fits {
+					t.Fatalf("demand %d: Fits %v, Place error %v", d, fits, err)
+				}
+				if fits && failed[d] {
+					t.Fatalf("step %d: demand %d fits after it did not, with fewer GPUs free", step, d)
+				}
+				if !fits {
+					failed[d] = true
+				}
+			}
+			d := rapid.IntRange(1, maxDemand).Draw(t, "allocate")
+			if p, err := c.Place(d); err == nil {
+				if err := c.Allocate(fmt.Sprintf("a%d", step), p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -75,7 +75,7 @@ func genScenario(t *rapid.T) scenario {
 	rhos := []ledger.Rho{0, 0.25, 0.5, 1, ledger.Rho(math.Inf(1))}
 	var cands []Candidate
 	var other []string
-	nJobs := rapid.IntRange(0, 10).Draw(t, "jobs")
+	nJobs := rapid.IntRange(0, 20).Draw(t, "jobs")
 	for j := 0; j < nJobs; j++ {
 		id := ledger.JobID(fmt.Sprintf("j%02d", j))
 		c := Candidate{
@@ -131,15 +131,29 @@ func (s scenario) run(t *rapid.T, cands []Candidate, wrap func(*placement.Cluste
 	if wrap != nil {
 		in.Placer = wrap(cl)
 	}
-	var steps []Step
-	opts := s.opts
-	opts.Trace = func(st Step) { steps = append(steps, st) }
-	res, err := Round(in, opts)
+	res, err := Round(in, s.opts)
 	if err != nil {
 		t.Fatalf("round: %v", err)
 	}
 	if err := cl.Check(); err != nil {
 		t.Fatalf("cluster invariant: %v", err)
+	}
+	// Again with a Trace, which turns off the backfill stage's bulk
+	// decisions (every step is reported): the same round.
+	traced := s.cl.Clone()
+	in.Placer = traced
+	if wrap != nil {
+		in.Placer = wrap(traced)
+	}
+	var steps []Step
+	opts := s.opts
+	opts.Trace = func(st Step) { steps = append(steps, st) }
+	tres, err := Round(in, opts)
+	if err != nil {
+		t.Fatalf("traced round: %v", err)
+	}
+	if !reflect.DeepEqual(res, tres) || !reflect.DeepEqual(allocations(cl), allocations(traced)) {
+		t.Fatalf("round differs with a Trace\n without %+v\n with    %+v", res, tres)
 	}
 	return res, cl, steps
 }

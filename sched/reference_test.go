@@ -11,7 +11,10 @@ import (
 
 // referenceRound is a brute-force restatement of Round for small inputs:
 // linear scans instead of heaps, a fresh copy of the cluster for every
-// optimistic look, no memo, no shortcuts. Round must agree with it exactly.
+// optimistic look, no shortcuts. Round must agree with it exactly. The one
+// memory it keeps is the rule itself: a demand that did not fit is not
+// tried again in the round, and its candidates tried later wait for the
+// reason it first failed.
 func referenceRound(t *rapid.T, in Input, opts Options) Result {
 	cl := in.Placer.(*placement.Cluster)
 	reward, order, tie := opts.Reward, opts.TenantOrder, opts.TieBreak
@@ -109,12 +112,17 @@ func referenceRound(t *rapid.T, in Input, opts Options) Result {
 		res.Grants = append(res.Grants, Grant{Job: x.c.Job, Tenant: x.c.Tenant, Demand: x.c.Demand, Kind: kind, Placement: p,
 			Stage: stage, Reward: x.score, TenantRhoBefore: before, TenantRhoAfter: tn.st.Account.Rho, Preempts: pre})
 	}
+	failedFor := map[int]Reason{}
 	try := func(x *rc, tn *rt, stage Stage) bool {
 		if holds(x) {
 			grant(x, tn, stage, Renewed, x.c.Placement, nil)
 			return true
 		}
 		d := int(x.c.Demand)
+		if rs, ok := failedFor[d]; ok {
+			x.reason = &rs
+			return false
+		}
 		q, err := cl.Place(d)
 		if err == nil {
 			if err := cl.Allocate(string(x.c.Job), q); err != nil {
@@ -150,6 +158,7 @@ func referenceRound(t *rapid.T, in Input, opts Options) Result {
 		if errors.As(err, &nf) {
 			rs.LargestFree, rs.FreeTotal = nf.LargestFree, nf.FreeTotal
 		}
+		failedFor[d] = rs
 		x.reason = &rs
 		return false
 	}

@@ -226,6 +226,15 @@ func (x *Rounder) Round(in Input, opts Options) (Result, error) {
 // candidate fits on the Placer (work conservation). Finally every expiring
 // job that was neither renewed nor preempted is released.
 //
+// A demand that did not fit is not tried again in the round: the GPUs a
+// round can use (free, or held by undecided expiring jobs) only shrink as
+// it goes, so it would not fit later either. Every candidate of that
+// demand tried later waits for the reason it first failed. This asks of
+// the Placer what placement.Cluster does in every mode: whether a demand
+// fits depends only on the GPUs free, and fewer free GPUs never make it
+// fit. On a full cluster a round so costs one placer call per distinct
+// demand, not one per grant and demand.
+//
 // Everything is deterministic: no map is iterated for order, every order ends
 // in an id, and the order of Input.Candidates does not change the decisions.
 // Invalid input (see the Err variables) is rejected before the Placer is
@@ -243,9 +252,7 @@ func (x *Rounder) Round(in Input, opts Options) (Result, error) {
 // account lookups, O(m) job account lookups, reward calls and heap
 // construction for the m candidates of the tenants the round reaches (once
 // the cluster is full the others are not read at all), and
-// O(g (log n + log T + π)) for the loops. A failed demand is remembered
-// until the state changes, so a full cluster costs one placer call per
-// distinct demand. The optimistic view is built at most once, in O(e π)
+// O(g (log n + log T + π)) for the loops. The optimistic view is built at most once, in O(e π)
 // for e expiring jobs plus one copy of the Placer (O(levels + (nodes +
 // domains)/64) for placement.Cluster), when a new job first does not fit
 // on the free GPUs while expiring jobs are undecided.
@@ -340,7 +347,7 @@ func (r *round) init(in Input, opts Options) error {
 	r.reasons = r.reasons[:0]
 	clear(r.preempts)
 	r.preempts = r.preempts[:0]
-	r.changed()
+	r.forgetFailures()
 	r.accounts, r.reward = in.Accounts, opts.Reward
 	r.batch, _ = in.Accounts.(JobAccountsAppender)
 	if r.reward == nil {
@@ -1032,8 +1039,8 @@ func (r *round) undo() {
 	}
 }
 
-// changed forgets the failed demands: the state they failed in is gone.
-func (r *round) changed() {
+// forgetFailures forgets the failed demands, at the start of a round.
+func (r *round) forgetFailures() {
 	r.memoBits = 0
 	if len(r.memo) > 0 {
 		clear(r.memo)
@@ -1080,7 +1087,6 @@ func (r *round) try(e *candEntry, ti int32, stage Stage) (bool, error) {
 					return false, r.placerErr(ci, "renewal in the optimistic view", err)
 				}
 			}
-			r.changed()
 			r.grant(e, ti, stage, Renewed, c.Placement, nil)
 			return true, nil
 		}
@@ -1100,7 +1106,6 @@ func (r *round) try(e *candEntry, ti int32, stage Stage) (bool, error) {
 			return false, err
 		}
 		if nofit == nil {
-			r.changed()
 			r.grant(e, ti, stage, New, q, nil)
 			return true, nil
 		}
@@ -1132,7 +1137,6 @@ func (r *round) try(e *candEntry, ti int32, stage Stage) (bool, error) {
 				}
 				ids = r.preempts[k:len(r.preempts):len(r.preempts)]
 			}
-			r.changed()
 			r.grant(e, ti, stage, New, q, ids)
 			return true, nil
 		}
