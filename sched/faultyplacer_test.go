@@ -9,18 +9,28 @@ import (
 	"github.com/astraea-sched/astraea/placement"
 )
 
+// errInjected is the cause of every injected fault.
+var errInjected = errors.New("injected fault")
+
 // faults counts the placer calls of a round and fails call number fail (0
-// based) with an error that is not "does not fit".
+// based) — and the more calls after it, if any — with an error that is not
+// "does not fit", noting the allocation the first failed call was about
+// ("" for a placement).
 type faults struct {
 	calls, fail int
+	more        int
 	injected    bool
+	op, id      string
 }
 
-func (f *faults) next(op string) error {
+func (f *faults) next(op, id string) error {
 	f.calls++
+	if k := f.calls - 1 - f.fail; k > 0 && k <= f.more {
+		return fmt.Errorf("%s %q: %w %d", op, id, errInjected, f.fail+k)
+	}
 	if f.calls-1 == f.fail {
-		f.injected = true
-		return fmt.Errorf("%s: injected fault %d", op, f.fail)
+		f.injected, f.op, f.id = true, op, id
+		return fmt.Errorf("%s %q: %w %d", op, id, errInjected, f.fail)
 	}
 	return nil
 }
@@ -40,20 +50,20 @@ type faultyPlacer struct {
 }
 
 func (p faultyPlacer) Place(d int) (placement.Placement, error) {
-	if err := p.f.next("place"); err != nil {
+	if err := p.f.next("place", ""); err != nil {
 		return placement.Placement{}, err
 	}
 	return p.c.Place(d)
 }
 func (p faultyPlacer) Fits(d int) bool { return p.c.Fits(d) }
 func (p faultyPlacer) Allocate(id string, pl placement.Placement) error {
-	if err := p.f.next("allocate"); err != nil {
+	if err := p.f.next("allocate", id); err != nil {
 		return err
 	}
 	return p.c.Allocate(id, pl)
 }
 func (p faultyPlacer) Release(id string) (placement.Placement, error) {
-	if err := p.f.next("release"); err != nil {
+	if err := p.f.next("release", id); err != nil {
 		return placement.Placement{}, err
 	}
 	return p.c.Release(id)
@@ -71,15 +81,17 @@ func (p cloningFaultyPlacer) ClonePlacer() placement.Placer {
 type withoutFaultyPlacer struct{ faultyPlacer }
 
 func (p withoutFaultyPlacer) PlaceWithout(d int, ids []string) (placement.Placement, error) {
-	if err := p.f.next("place without"); err != nil {
+	if err := p.f.next("place without", ""); err != nil {
 		return placement.Placement{}, err
 	}
 	return p.c.PlaceWithout(d, ids)
 }
 
 // A Placer that fails in a way other than "does not fit" fails the round
-// with ErrPlacer wherever the failure happens, and the round leaves the
-// Placer as it was: no error is swallowed on any path. Every placer call of
+// with ErrPlacer wherever the failure happens, wrapping the Placer's error
+// and naming the candidate the failed call was about, and the round leaves
+// the Placer as it was: no error is swallowed, or replaced by a later one,
+// on any path. Every placer call of
 // rounds with renewals, preemptions, lapsing leases and optimistic looks is
 // failed in turn, for each face a Placer can have.
 func TestEveryPlacerFailureFailsTheRound(t *testing.T) {
@@ -135,6 +147,21 @@ var scenarios = []faultScenario{
 				{Job: "N1", Tenant: "B", Demand: 2, Submit: t0},
 			}
 		}},
+	// A's pending job looks first (its ρ is the lowest) and displaces E1,
+	// B's job of the highest ρ, so the expiring jobs left — E4 first — are
+	// renewed with the optimistic view in place.
+	{"renewals after an optimistic look",
+		map[ledger.TenantID][3]float64{"A": {50, 100, 12}, "B": {150, 100, 12}},
+		map[ledger.JobID]ledger.Rho{"E1": 3, "E2": 0.5, "E3": 0.6, "E4": 2, "N1": 0.1},
+		func(e1, e2, e3, e4 placement.Placement) []Candidate {
+			return []Candidate{
+				{Job: "E1", Tenant: "B", Demand: 8, Running: true, Placement: e1, Leases: 3},
+				{Job: "E2", Tenant: "A", Demand: 4, Running: true, Placement: e2, Leases: 1},
+				{Job: "E3", Tenant: "A", Demand: 4, Running: true, Placement: e3, Leases: 1},
+				{Job: "E4", Tenant: "B", Demand: 8, Running: true, Placement: e4, Leases: 2},
+				{Job: "N1", Tenant: "A", Demand: 8, Submit: t0},
+			}
+		}},
 }
 
 func placerFaults(t *testing.T, face func(c *placement.Cluster, f *faults) placement.Placer, opts Options, sc faultScenario) {
@@ -173,15 +200,133 @@ func placerFaults(t *testing.T, face func(c *placement.Cluster, f *faults) place
 			}
 			return
 		}
-		if !errors.Is(err, ErrPlacer) {
-			t.Fatalf("placer call %d failed: round returned %v, want ErrPlacer", fail, err)
+		if !errors.Is(err, ErrPlacer) || !errors.Is(err, errInjected) {
+			t.Fatalf("placer call %d (%s %q) failed: round returned %v, want ErrPlacer wrapping the fault", fail, f.op, f.id, err)
 		}
-		for _, id := range ids {
-			p, ok := cl.Allocation(id)
-			if q, was := before[id]; ok != was || ok && !samePlacement(p, q) {
-				t.Fatalf("placer call %d failed: %s holds %v (%v), before the round %v (%v)", fail, id, p, ok, q, was)
-			}
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("placer call %d failed: %T is not an *Error", fail, err)
+		}
+		c := sc.cands(e1, e2, e3, e4)
+		if e.Index < 0 || e.Index >= len(c) || c[e.Index].Job != e.Job || c[e.Index].Tenant != e.Tenant {
+			t.Fatalf("placer call %d failed: %v names candidate %d as %q of %q", fail, err, e.Index, e.Job, e.Tenant)
+		}
+		// A failed allocation or release names its job (a failed placement
+		// names the job being placed, which the Placer is not told).
+		if f.id != "" && string(e.Job) != f.id {
+			t.Fatalf("placer call %d (%s %q) failed: %v names job %q", fail, f.op, f.id, err, e.Job)
+		}
+		if err := changedAllocation(cl, before, ids...); err != nil {
+			t.Fatalf("placer call %d failed: %v", fail, err)
 		}
 		verifyCluster(t, cl)
 	}
+}
+
+// placerRound runs a round of the candidates on p, tenant A under-served
+// (its jobs go first) and B over-served.
+func placerRound(t *testing.T, p placement.Placer, rho map[ledger.JobID]ledger.Rho, cands []Candidate) error {
+	t.Helper()
+	acc := newAccounts()
+	acc.tenant("A", 50, 100, 12)
+	acc.tenant("B", 150, 100, 12)
+	for id, r := range rho {
+		acc.job(id, r)
+	}
+	_, err := Round(Input{Accounts: acc, Lease: lease, Placer: p, Candidates: cands}, Options{})
+	return err
+}
+
+// changedAllocation names the first of ids whose allocation on cl is not
+// the one before holds (or nil).
+func changedAllocation(cl *placement.Cluster, before map[string]placement.Placement, ids ...string) error {
+	for _, id := range ids {
+		p, ok := cl.Allocation(id)
+		if q, was := before[id]; ok != was || ok && !samePlacement(p, q) {
+			return fmt.Errorf("%s holds %v (%v), before the round %v (%v)", id, p, ok, q, was)
+		}
+	}
+	return nil
+}
+
+// unchanged fails the test unless cl holds the allocations before did.
+func unchanged(t *testing.T, cl *placement.Cluster, before map[string]placement.Placement, ids ...string) {
+	t.Helper()
+	if err := changedAllocation(cl, before, ids...); err != nil {
+		t.Fatal(err)
+	}
+	verifyCluster(t, cl)
+}
+
+// An optimistic look fails on a running candidate the Placer does not hold
+// (a caller that lost track of a job, with a Placer that cannot be asked up
+// front): the round fails with ErrPlacer naming that candidate, wrapping
+// the Placer's ErrUnknownAllocation — not blaming the pending job that was
+// looking — on each path a look can take, and leaves the Placer as it was.
+func TestLookAtAnUnknownRunningJobNamesIt(t *testing.T) {
+	faces := map[string]func(c *placement.Cluster, f *faults) placement.Placer{
+		"releasing for a moment": func(c *placement.Cluster, f *faults) placement.Placer { return faultyPlacer{c, f} },
+		"in a copy":              func(c *placement.Cluster, f *faults) placement.Placer { return cloningFaultyPlacer{faultyPlacer{c, f}} },
+		"by PlaceWithout":        func(c *placement.Cluster, f *faults) placement.Placer { return withoutFaultyPlacer{faultyPlacer{c, f}} },
+	}
+	for name, face := range faces {
+		t.Run(name, func(t *testing.T) {
+			cl := cluster(t, 2, 8)
+			e1, _ := cl.Place(8)
+			must(t, cl.Allocate("E1", e1))
+			ghost, _ := cl.Place(8) // what G claims to hold, never allocated
+			before := map[string]placement.Placement{"E1": e1}
+			err := placerRound(t, face(cl, &faults{fail: -1}), map[ledger.JobID]ledger.Rho{"E1": 2, "G": 3, "N1": 0}, []Candidate{
+				{Job: "E1", Tenant: "B", Demand: 8, Running: true, Placement: e1, Leases: 1},
+				{Job: "G", Tenant: "B", Demand: 8, Running: true, Placement: ghost, Leases: 1},
+				{Job: "N1", Tenant: "A", Demand: 16, Submit: t0}, // fits only if both expiring jobs go
+			})
+			var e *Error
+			if !errors.Is(err, ErrPlacer) || !errors.Is(err, placement.ErrUnknownAllocation) || !errors.As(err, &e) {
+				t.Fatalf("round returned %v, want ErrPlacer wrapping ErrUnknownAllocation", err)
+			}
+			if e.Job != "G" || e.Index != 1 || e.Tenant != "B" {
+				t.Fatalf("%v names candidate %d (%q of %q), want 1 (G of B)", err, e.Index, e.Job, e.Tenant)
+			}
+			unchanged(t, cl, before, "E1", "G", "N1")
+		})
+	}
+}
+
+// Without a copy of the Placer a round looks by releasing the undecided
+// expiring jobs for a moment. When the Placer refuses one of those releases
+// and then refuses to give back a job already released, the round reports
+// the job it could not give back (the Placer was left without it, which
+// the undo repairs) and wraps the Placer's error, and the Placer ends as it
+// was.
+func TestFailedRestoreAfterAFailedReleaseIsReported(t *testing.T) {
+	cl := cluster(t, 3, 8)
+	e1, _ := cl.Place(8)
+	must(t, cl.Allocate("E1", e1))
+	e2, _ := cl.Place(8)
+	must(t, cl.Allocate("E2", e2))
+	e3, _ := cl.Place(8)
+	must(t, cl.Allocate("E3", e3)) // the cluster is full
+	before := map[string]placement.Placement{"E1": e1, "E2": e2, "E3": e3}
+	// The calls: Place(16) finds no room, Release(E1) and Release(E2) for
+	// the look — the second fails — and Allocate(E1) to give E1 back, which
+	// fails too.
+	f := &faults{fail: 2, more: 1}
+	err := placerRound(t, faultyPlacer{cl, f}, map[ledger.JobID]ledger.Rho{"E1": 2, "E2": 3, "E3": 0.5, "N1": 0}, []Candidate{
+		{Job: "E1", Tenant: "B", Demand: 8, Running: true, Placement: e1, Leases: 1},
+		{Job: "E2", Tenant: "B", Demand: 8, Running: true, Placement: e2, Leases: 1},
+		{Job: "E3", Tenant: "A", Demand: 8, Running: true, Placement: e3, Leases: 1},
+		{Job: "N1", Tenant: "A", Demand: 16, Submit: t0},
+	})
+	if f.op != "release" || f.id != "E2" {
+		t.Fatalf("the first fault hit %s %q, want the release of E2: the round no longer takes this path", f.op, f.id)
+	}
+	var e *Error
+	if !errors.Is(err, ErrPlacer) || !errors.Is(err, errInjected) || !errors.As(err, &e) {
+		t.Fatalf("round returned %v, want ErrPlacer wrapping the fault", err)
+	}
+	if e.Job != "E1" || e.Index != 0 {
+		t.Fatalf("%v names candidate %d (%q), want 0 (E1, which the Placer was left without)", err, e.Index, e.Job)
+	}
+	unchanged(t, cl, before, "E1", "E2", "E3", "N1")
 }
