@@ -22,7 +22,7 @@
 // GPUs are held, and billed through the optional [Billing] hook (which
 // *ledger.Ledger satisfies), while running, checkpointing and restoring.
 // Each job's held time is split in a [Usage] into useful Progress and
-// overhead (Checkpoint, ColdStart, Lost work), with Progress + Overhead ==
+// overhead (Checkpoint, ColdStart, Lost work, Spread), with Progress + Overhead ==
 // Held exactly. An illegal event returns an *[Error] matching
 // [ErrInvalidTransition] (or another sentinel) that names the job, its state
 // and the attempted transition; the table is left unchanged.
@@ -52,7 +52,9 @@
 // # Progress model
 //
 // [Progress] is the per-job arithmetic of [Sim] as a small value: progress
-// at one second per second while running, cold starts, renewal
+// at one second per second while running (or at a lower rate, fixed for a
+// holding stretch, for a job placed so that it runs slower: a gang spread
+// over more nodes than it needs, [Progress.SetRate]), cold starts, renewal
 // checkpoints, the partial iteration lost at a release (or everything since
 // the last durable snapshot when the flush misses its deadline), and the
 // completion time these imply. Its [Progress.Usage] splits held time into

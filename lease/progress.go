@@ -11,15 +11,17 @@ import (
 // job in its own records instead of looking jobs up in a map.
 //
 // While it holds GPUs a job either pauses (a cold start after a restore, then
-// any renewal checkpoint) or makes progress at one second per second until
-// its work is done. A checkpoint signal ([Progress.Signal]) stops progress;
+// any renewal checkpoint) or makes progress at its rate until its work is
+// done: one second of work per second held, or less for a job spread over
+// more nodes than it needs ([Progress.SetRate]). A checkpoint signal ([Progress.Signal]) stops progress;
 // [Progress.Release] ends the flush Checkpoint after the signal, losing the
 // partial iteration in flight, or — if that is past the deadline — at the
 // deadline, losing everything since the last snapshot that reached the disk.
 // The overheads come from a [SimConfig] passed to each call that needs them.
 //
-// Every held moment is exactly one of progress, cold start, checkpoint or
-// work later lost, so [Progress.Usage] always satisfies [Usage.Check] with
+// Every held moment is exactly one of progress, cold start, checkpoint,
+// work later lost or the shortfall of a rate below one (Usage.Spread), so
+// [Progress.Usage] always satisfies [Usage.Check] with
 // Held equal to the wall time the job held GPUs (counted to the end of its
 // work at the latest: a job whose work is done holds nothing more).
 //
@@ -51,9 +53,24 @@ type Progress struct {
 	coldTo    time.Duration // its cold start ends
 	runFrom   time.Duration // progress accrues from here; while Checkpointing, the signal
 
-	// Settled overhead, of closed pauses and flushes. Held time is
-	// progress plus overhead: every held moment is one of them.
-	ckpt, cold, lost time.Duration
+	// Settled overhead, of closed pauses and flushes and of holding
+	// stretches at a rate below one. Held time is progress plus overhead:
+	// every held moment is one of them.
+	ckpt, cold, lost, spread time.Duration
+
+	// The current holding stretch, from its Start or Restore: the progress
+	// it began with (from), the running time it needs to finish the work
+	// at its rate (need) and the running time it had before runFrom (ran).
+	// Renewals only move runFrom and ran, whole nanoseconds, so a renewal
+	// moves the completion by exactly its pause at any rate.
+	from, need, ran time.Duration
+
+	// rate is the work done per running second, in (0, 1); 0 means 1, so
+	// that the zero Progress runs at full speed and the arithmetic at full
+	// speed stays in whole nanoseconds.
+	rate float64
+	// next is the rate of the next holding stretch (SetRate); 0 means 1.
+	next float64
 
 	state uint8 // a State; Running also covers the cold start (see State)
 }
@@ -107,14 +124,92 @@ func (p *Progress) time(o time.Duration) time.Time {
 }
 
 // done is the offset at which a running job's work is done.
-func (p *Progress) done() time.Duration { return p.runFrom + p.work - p.base }
+func (p *Progress) done() time.Duration { return p.runFrom + p.need - p.ran }
 
 // progressTo is a running job's retained progress at offset o.
 func (p *Progress) progressTo(o time.Duration) time.Duration {
 	if o <= p.runFrom {
 		return p.base
 	}
-	return min(p.work, p.base+o-p.runFrom)
+	r := p.ran + o - p.runFrom // running time of the stretch at o
+	if r >= p.need {
+		return p.work
+	}
+	if p.rate == 0 {
+		return p.from + r
+	}
+	// Before the stretch's need, short of the work even where a float
+	// product rounds up to it: the work is first done at done().
+	return min(p.from+p.worked(r), p.work-1)
+}
+
+// worked is the work done in running time r at the stretch's rate, below
+// one: truncated to the nanosecond, never more than r.
+func (p *Progress) worked(r time.Duration) time.Duration {
+	return min(r, time.Duration(float64(r)*p.rate))
+}
+
+// needAt is the running time that work w needs at rate (0 meaning 1),
+// rounded up to the nanosecond; ok is false beyond MaxSpan.
+func needAt(w time.Duration, rate float64) (need time.Duration, ok bool) {
+	if rate == 0 {
+		return w, true
+	}
+	n := math.Ceil(float64(w) / rate)
+	if n > float64(MaxSpan) {
+		return 0, false
+	}
+	return time.Duration(n), true
+}
+
+// stretchSpread is the spread overhead of the current holding stretch up
+// to offset o (at most done()): its running time less the work it did.
+func (p *Progress) stretchSpread(o time.Duration) time.Duration {
+	if p.rate == 0 {
+		return 0
+	}
+	r, got := p.ran, p.base
+	if o > p.runFrom {
+		r, got = r+o-p.runFrom, p.progressTo(o)
+	}
+	return r - (got - p.from)
+}
+
+// Rate returns the work the job does per second of running time in its
+// current holding stretch (1 unless SetRate lowered it before the stretch
+// began; for a job not holding GPUs, the rate of its next stretch). O(1).
+func (p *Progress) Rate() float64 {
+	r := p.rate
+	if s := p.st(); s == Pending || s == Suspended || s.Terminal() {
+		r = p.next
+	}
+	if r == 0 {
+		return 1
+	}
+	return r
+}
+
+// SetRate sets the work done per second of running time from the job's
+// next Start or Restore on, until it is set again: r in (0, 1], below one
+// for a job placed so that it runs slower (spread over more nodes than it
+// needs). A holding stretch keeps the rate it began with — a renewal keeps
+// the job where it is — so SetRate is allowed only while the job holds no
+// GPUs (pending or suspended): otherwise [ErrInvalidTransition]; an r
+// outside (0, 1] or NaN is [ErrInvalidValue]. The running time a stretch
+// needs, work left ÷ r, must not exceed [MaxSpan] (Start and Restore
+// refuse it, ErrInvalidValue). O(1).
+func (p *Progress) SetRate(r float64) error {
+	if !(r > 0 && r <= 1) {
+		return &Error{Op: "progress rate", Err: ErrInvalidValue, Detail: fmt.Sprintf("rate %v must lie in (0, 1]", r)}
+	}
+	if s := p.st(); s != Pending && s != Suspended {
+		return &Error{Op: "progress rate", State: s, Err: ErrInvalidTransition, Detail: "the rate is fixed while the job holds GPUs"}
+	}
+	if r == 1 {
+		r = 0
+	}
+	p.next = r
+	return nil
 }
 
 // At returns the job's retained progress at t: work done that survives.
@@ -180,7 +275,7 @@ func (p *Progress) State(t time.Time) State {
 // counts as the last event; a running job is counted to the end of its work
 // at the latest. O(1).
 func (p *Progress) Usage(t time.Time) Usage {
-	u := Usage{Progress: p.base, Checkpoint: p.ckpt, ColdStart: p.cold, Lost: p.lost}
+	u := Usage{Progress: p.base, Checkpoint: p.ckpt, ColdStart: p.cold, Lost: p.lost, Spread: p.spread}
 	switch State(p.state) {
 	case Checkpointing:
 		u.Checkpoint += max(p.off(t), p.last) - p.runFrom
@@ -190,6 +285,7 @@ func (p *Progress) Usage(t time.Time) Usage {
 		cold, ckpt := p.pauseTo(o)
 		u.ColdStart += cold
 		u.Checkpoint += ckpt
+		u.Spread += p.stretchSpread(o)
 	}
 	u.Held = u.Progress + u.Overhead()
 	return u
@@ -277,8 +373,19 @@ func overheadsErr(op string, at time.Time, cfg SimConfig) error {
 	return &Error{Op: op, At: at, Err: ErrConfig, Detail: fmt.Sprintf("an overhead outside [0, %v] in %+v", MaxSpan, cfg)}
 }
 
-// hold begins a holding stretch at t whose progress starts after cold.
-func (p *Progress) hold(t time.Time, cold time.Duration) {
+// holdNeed is the running time the next holding stretch needs: the work
+// left at the next rate. It fails beyond MaxSpan.
+func (p *Progress) holdNeed(op string, at time.Time, to State) (time.Duration, error) {
+	need, ok := needAt(p.work-p.base, p.next)
+	if !ok {
+		return 0, p.fail(op, at, ErrInvalidValue, to, "work left %v at rate %v needs more than %v", p.work-p.base, p.next, MaxSpan)
+	}
+	return need, nil
+}
+
+// hold begins a holding stretch at t whose progress starts after cold and
+// needs need of running time.
+func (p *Progress) hold(t time.Time, cold, need time.Duration) {
 	if p.st() == Pending {
 		p.loc, p.epochNs = t.Location(), t.UnixNano()
 	}
@@ -287,6 +394,7 @@ func (p *Progress) hold(t time.Time, cold time.Duration) {
 	p.last, p.pauseFrom = o, o
 	p.coldTo = o + cold
 	p.runFrom = p.coldTo
+	p.from, p.need, p.ran, p.rate = p.base, need, 0, p.next
 }
 
 // Start runs a pending job from at: progress accrues at once. O(1).
@@ -294,7 +402,11 @@ func (p *Progress) Start(at time.Time) error {
 	if _, err := p.check("progress start", at, Running, fromPending); err != nil {
 		return err
 	}
-	p.hold(at, 0)
+	need, err := p.holdNeed("progress start", at, Running)
+	if err != nil {
+		return err
+	}
+	p.hold(at, 0, need)
 	return nil
 }
 
@@ -308,7 +420,11 @@ func (p *Progress) Restore(at time.Time, cfg SimConfig) (time.Duration, error) {
 	if err := checkOverheads("progress restore", at, cfg); err != nil {
 		return 0, err
 	}
-	p.hold(at, cfg.ColdStart)
+	need, err := p.holdNeed("progress restore", at, Restoring)
+	if err != nil {
+		return 0, err
+	}
+	p.hold(at, cfg.ColdStart, need)
 	return cfg.ColdStart, nil
 }
 
@@ -340,6 +456,7 @@ func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
 	cur := p.progressTo(o)
 	if o >= p.runFrom { // a new pause; the previous one is over
 		p.settlePause(o)
+		p.ran += o - p.runFrom
 		p.pauseFrom, p.coldTo, p.runFrom = o, o, o
 	}
 	p.base = cur
@@ -360,6 +477,7 @@ func (p *Progress) Signal(at time.Time) error {
 		return p.fail("progress signal", at, ErrInvalidTransition, Checkpointing, "work done at %v", p.stamp(d))
 	}
 	p.settlePause(o)
+	p.spread += p.stretchSpread(o)
 	p.base = p.progressTo(o)
 	p.state, p.last, p.runFrom = uint8(Checkpointing), o, o
 	return nil
@@ -415,6 +533,7 @@ func (p *Progress) Finish(at time.Time, final State) error {
 			return p.fail("progress finish", at, ErrInvalidValue, final, "work done at %v", p.stamp(d))
 		}
 		p.settlePause(o)
+		p.spread += p.stretchSpread(o)
 		p.base = p.progressTo(o)
 	case Checkpointing:
 		p.ckpt += o - p.runFrom

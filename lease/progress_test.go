@@ -2,6 +2,7 @@ package lease
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -117,6 +118,50 @@ func TestProgressTimelines(t *testing.T) {
 			want: want{progress: 0, completes: sec(1030), state: Restoring,
 				usage: Usage{Held: sec(29), ColdStart: sec(29)}},
 		},
+		"a job at rate one half needs twice its work in running time": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.SetRate(0.5))
+				must(t, p.Start(t0))
+			},
+			at: sec(100),
+			want: want{progress: sec(50), completes: sec(2000), state: Running,
+				usage: Usage{Held: sec(100), Progress: sec(50), Spread: sec(50)}},
+		},
+		"a slow job holds nothing after its work is done": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.SetRate(0.8))
+				must(t, p.Start(t0))
+			},
+			at: sec(5000),
+			want: want{progress: sec(1000), completes: sec(1250), state: Running,
+				usage: Usage{Held: sec(1250), Progress: sec(1000), Spread: sec(250)}},
+		},
+		"a renewal keeps the rate and moves the completion by its pause": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.SetRate(0.5))
+				must(t, p.Start(t0))
+				_, err := p.Renew(t0.Add(sec(100)), cfg) // 50 s of work, flush 100–110 s
+				must(t, err)
+			},
+			at: sec(200), // 50 + 90 × 0.5
+			want: want{progress: sec(95), completes: sec(2010), state: Running,
+				usage: Usage{Held: sec(200), Progress: sec(95), Checkpoint: sec(10), Spread: sec(95)}},
+		},
+		"a restore at full rate after a slow stretch keeps its spread": {
+			run: func(t *testing.T, p *Progress) {
+				must(t, p.SetRate(0.5))
+				must(t, p.Start(t0))
+				must(t, p.Signal(t0.Add(sec(100))))        // 50 s of work in 100 s
+				_, err := p.Release(t0.Add(sec(200)), cfg) // at 110 s, 30 s kept, 20 s lost
+				must(t, err)
+				must(t, p.SetRate(1))
+				_, err = p.Restore(t0.Add(sec(200)), cfg) // cold start to 230 s, 970 s left
+				must(t, err)
+			},
+			at: sec(300),
+			want: want{progress: sec(100), completes: sec(1200), state: Running,
+				usage: Usage{Held: sec(210), Progress: sec(100), Checkpoint: sec(10), ColdStart: sec(30), Lost: sec(20), Spread: sec(50)}},
+		},
 		"a job finished mid-run keeps its progress": {
 			run: func(t *testing.T, p *Progress) {
 				must(t, p.Start(t0))
@@ -200,6 +245,15 @@ func TestProgressRejectsMisuse(t *testing.T) {
 		"a signal after the work is done": {running(), nil, func(p *Progress) error { return p.Signal(t3) }, ErrInvalidTransition},
 		"a finish after the work is done": {running(), nil, func(p *Progress) error { return p.Finish(t3, Completed) }, ErrInvalidValue},
 		"a finish in a live state":        {running(), nil, func(p *Progress) error { return p.Finish(t2, Suspended) }, ErrInvalidValue},
+		"a rate of zero":                  {Progress{}, nil, func(p *Progress) error { return p.SetRate(0) }, ErrInvalidValue},
+		"a rate above one":                {Progress{}, nil, func(p *Progress) error { return p.SetRate(1.5) }, ErrInvalidValue},
+		"a negative rate":                 {Progress{}, nil, func(p *Progress) error { return p.SetRate(-0.5) }, ErrInvalidValue},
+		"a rate that is not a number":     {Progress{}, nil, func(p *Progress) error { return p.SetRate(math.NaN()) }, ErrInvalidValue},
+		"a start whose work at its rate needs more than MaxSpan": {func() Progress {
+			p, _ := NewProgress(MaxSpan / 2)
+			must(t, p.SetRate(0.25))
+			return p
+		}(), nil, func(p *Progress) error { return p.Start(t0) }, ErrInvalidValue},
 		"a negative overhead": {running(), nil, func(p *Progress) error {
 			_, err := p.Renew(t2, SimConfig{Checkpoint: -1})
 			return err
@@ -282,13 +336,38 @@ func TestProgressRejectsMisuse(t *testing.T) {
 	}
 }
 
+// A rate is fixed for a holding stretch: SetRate, which takes no time,
+// refuses to change it while the job holds GPUs, and leaves it unchanged.
+func TestSetRateWhileHoldingIsRefused(t *testing.T) {
+	for name, prep := range map[string]func(p *Progress){
+		"running":       func(p *Progress) { must(t, p.Start(t1)) },
+		"checkpointing": func(p *Progress) { must(t, p.Start(t1)); must(t, p.Signal(t2)) },
+		"finished":      func(p *Progress) { must(t, p.Start(t1)); must(t, p.Finish(t2, Cancelled)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, _ := NewProgress(sec(100))
+			must(t, p.SetRate(0.5))
+			prep(&p)
+			before := p
+			if err := p.SetRate(0.8); !errors.Is(err, ErrInvalidTransition) {
+				t.Fatalf("SetRate: %v, want ErrInvalidTransition", err)
+			}
+			if p != before || p.Rate() != 0.5 {
+				t.Errorf("a refused SetRate changed %+v to %+v (rate %v)", before, p, p.Rate())
+			}
+		})
+	}
+}
+
 // TestProgressStateMachine drives one Progress with random legal and
 // illegal events at random times and checks it after every step against a
 // small model that keeps its own tally of the wall time the job held GPUs,
 // of the lost work the releases reported, and of its state:
 //   - Usage satisfies Usage.Check (progress + checkpoint + cold start +
-//     lost == held), Held equals the model's wall time held, Lost the
-//     releases' reports, Progress equals At;
+//     lost + spread == held), Held equals the model's wall time held, Lost
+//     the releases' reports, Progress equals At; no Spread until a rate
+//     below one is set;
+//   - a renewal moves the completion by exactly its pause, at any rate;
 //   - progress never decreases while the job runs and never exceeds its
 //     work; a snapshot holds whole iterations;
 //   - CompletesAt is when At first reaches the work;
@@ -307,6 +386,7 @@ func TestProgressStateMachine(t *testing.T) {
 			lost      time.Duration
 			lastSeen  time.Duration // progress at the last check while running
 			lastEv    time.Time     // the latest event
+			slowed    bool          // a rate below one was set
 		)
 		ended := func() bool { return state.Terminal() }
 		rt.Repeat(map[string]func(*rapid.T){
@@ -322,6 +402,17 @@ func TestProgressStateMachine(t *testing.T) {
 					return
 				}
 				now = now.Add(dt)
+			},
+			"rate": func(rt *rapid.T) {
+				if state != Pending && state != Suspended {
+					rt.Skip("holding or ended")
+				}
+				r := rapid.SampledFrom([]float64{1, 0.8, 0.5, 1.0 / 3}).Draw(rt, "rate")
+				must(rt, p.SetRate(r))
+				if p.Rate() != r {
+					rt.Fatalf("Rate %v after SetRate(%v)", p.Rate(), r)
+				}
+				slowed = slowed || r < 1
 			},
 			"start": func(rt *rapid.T) {
 				if state != Pending {
@@ -407,8 +498,9 @@ func TestProgressStateMachine(t *testing.T) {
 					"signal":  {[]State{Running}, func(p *Progress) error { return p.Signal(now) }},
 					"release": {nil, func(p *Progress) error { _, err := p.Release(now, cfg); return err }},
 					"earlier": {nil, func(p *Progress) error { return p.Signal(lastEv.Add(-1)) }},
+					"rate":    {[]State{Pending, Suspended}, func(p *Progress) error { return p.SetRate(0.5) }},
 				}
-				name := rapid.SampledFrom([]string{"start", "restore", "renew", "signal", "release", "earlier"}).Draw(rt, "event")
+				name := rapid.SampledFrom([]string{"start", "restore", "renew", "signal", "release", "earlier", "rate"}).Draw(rt, "event")
 				ev := evs[name]
 				for _, s := range ev.legal {
 					if s == state {
@@ -434,6 +526,9 @@ func TestProgressStateMachine(t *testing.T) {
 				h := held
 				if state == Running {
 					h += now.Sub(holdSince)
+				}
+				if !slowed && u.Spread != 0 {
+					rt.Fatalf("spread %v at full rate", u.Spread)
 				}
 				if u.Held != h || u.Lost != lost || u.Progress != p.At(now) {
 					rt.Fatalf("usage %+v; model held %v, lost %v; At %v", u, h, lost, p.At(now))

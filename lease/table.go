@@ -66,11 +66,18 @@ type Usage struct {
 	// Lost is running time whose work was discarded at a preemption: work
 	// since the last complete snapshot that reached the disk.
 	Lost time.Duration
+	// Spread is running time that did no work because the job ran at a
+	// rate below one ([Progress.SetRate]: spread over more nodes than it
+	// needs): running time less the work done in it. A Table's jobs
+	// always run at full rate and have none.
+	Spread time.Duration
 }
 
 // Overhead is the held time that produced no progress:
-// Checkpoint + ColdStart + Lost, saturating as [Usage.Add] does.
-func (u Usage) Overhead() time.Duration { return satAdd(satAdd(u.Checkpoint, u.ColdStart), u.Lost) }
+// Checkpoint + ColdStart + Lost + Spread, saturating as [Usage.Add] does.
+func (u Usage) Overhead() time.Duration {
+	return satAdd(satAdd(satAdd(u.Checkpoint, u.ColdStart), u.Lost), u.Spread)
+}
 
 // Add returns the field-wise sum of u and v. A field whose sum lies past
 // the ±292 years a Duration holds saturates at ±math.MaxInt64 ns instead
@@ -86,6 +93,7 @@ func (u Usage) Add(v Usage) Usage {
 		Checkpoint: satAdd(u.Checkpoint, v.Checkpoint),
 		ColdStart:  satAdd(u.ColdStart, v.ColdStart),
 		Lost:       satAdd(u.Lost, v.Lost),
+		Spread:     satAdd(u.Spread, v.Spread),
 	}
 }
 
@@ -105,7 +113,7 @@ func satAdd(a, b time.Duration) time.Duration {
 // range: a sum by [Usage.Add] that did not fit, whose parts no longer add
 // up exactly.
 func (u Usage) Saturated() bool {
-	for _, d := range [...]time.Duration{u.Held, u.Progress, u.Checkpoint, u.ColdStart, u.Lost} {
+	for _, d := range [...]time.Duration{u.Held, u.Progress, u.Checkpoint, u.ColdStart, u.Lost, u.Spread} {
 		if d == math.MaxInt64 || d == math.MinInt64 {
 			return true
 		}
@@ -114,7 +122,7 @@ func (u Usage) Saturated() bool {
 }
 
 func (u Usage) negative() bool {
-	return u.Held < 0 || u.Progress < 0 || u.Checkpoint < 0 || u.ColdStart < 0 || u.Lost < 0
+	return u.Held < 0 || u.Progress < 0 || u.Checkpoint < 0 || u.ColdStart < 0 || u.Lost < 0 || u.Spread < 0
 }
 
 // Check verifies Progress + Overhead == Held and that no field is negative
