@@ -70,8 +70,8 @@ type Config struct {
 	//
 	// Every job's progress follows the lease package's model
 	// (lease.Progress with these overheads): it makes progress at one
-	// second per second while it holds its GPUs and is neither in a cold
-	// start nor writing a checkpoint.
+	// second per second (SpreadSlowdown for a spread gang) while it holds
+	// its GPUs and is neither in a cold start nor writing a checkpoint.
 	Iteration time.Duration
 	// CheckpointOnRenew also charges Checkpoint at lease ends that are
 	// renewed (the job pauses in place while it writes the checkpoint). The
@@ -133,6 +133,19 @@ type Config struct {
 	// default) or on the fewest nodes the free GPUs allow
 	// (placement.FewestNodes, which spreads a gang when no node holds it).
 	Placement placement.Mode
+	// SpreadSlowdown is the rate s, in (0, 1], at which a job placed on
+	// more nodes than its minimum (placement.Cluster.Beyond > 0) makes
+	// progress: s seconds of work per second held, from its start or
+	// resume until it is placed again. A renewal keeps its placement and
+	// its rate; a resume recomputes it from the new placement. The paper
+	// says a spread gang runs slower (section 3) but gives no figure; 1
+	// (DefaultConfig) models no slowdown, and so does 0, so that a zero
+	// Config runs as before. The time it costs is reported per job
+	// (metrics.JobRecord.Spread) and in total (Stats.SpreadGPUSeconds).
+	// It applies in either placement mode: under Strict a gang larger
+	// than a node may also land on more nodes than it needs when no
+	// smaller set of nodes is free.
+	SpreadSlowdown float64
 	// Exhaustive makes the engine take none of its shortcuts and ignore
 	// every trait a policy declares (see Traits): each tick with anything
 	// to decide calls the policy. Results must not differ (tests and
@@ -188,7 +201,8 @@ func ParseAdmission(s string) (Admission, error) {
 // DefaultConfig returns the reference configuration on nodes × gpusPerNode
 // GPUs: 10 s ticks, 900 s leases, a 10 s checkpoint at every lease end, 30 s
 // cold starts on resume, Eq. 16
-// accounts and metrics, tenant intervals of 1 h, 6 h and 24 h.
+// accounts and metrics, tenant intervals of 1 h, 6 h and 24 h, no spread
+// slowdown.
 func DefaultConfig(nodes, gpusPerNode int, quotas map[string]float64) Config {
 	return Config{
 		NodeCount:         nodes,
@@ -203,6 +217,7 @@ func DefaultConfig(nodes, gpusPerNode int, quotas map[string]float64) Config {
 		Metrics:           ledger.QuotaShare,
 		Intervals:         DefaultIntervals(),
 		CheckEvery:        DefaultCheckEvery,
+		SpreadSlowdown:    1,
 	}
 }
 
@@ -318,6 +333,8 @@ func (c *Config) validate() error {
 		return configErr("unknown %v", c.Admit)
 	case c.Placement != placement.Strict && c.Placement != placement.FewestNodes:
 		return configErr("unknown placement %v", c.Placement)
+	case !(c.SpreadSlowdown >= 0 && c.SpreadSlowdown <= 1):
+		return configErr("SpreadSlowdown %v must lie in (0, 1] (0 means 1, no slowdown)", c.SpreadSlowdown)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}

@@ -134,15 +134,20 @@ type Stats struct {
 	Checkpoints int `json:"checkpoints"` // checkpoints written (preemptions, plus renewals with CheckpointOnRenew)
 	ColdStarts  int `json:"cold_starts"` // resumes
 	// OverheadGPUSeconds is GPU time held without progress: checkpoints,
-	// cold starts and lost work (start barriers are not counted: a starting
-	// job holds nothing).
+	// cold starts, lost work and the shortfall of spread jobs (start
+	// barriers are not counted: a starting job holds nothing).
 	OverheadGPUSeconds float64 `json:"overhead_gpu_seconds"`
 	// LostGPUSeconds is the part of OverheadGPUSeconds that ran but was
 	// discarded at a preemption: the partial iteration in flight (zero when
 	// Config.Iteration is zero).
-	LostGPUSeconds float64   `json:"lost_gpu_seconds"`
-	Start          time.Time `json:"start"`
-	End            time.Time `json:"end"`
+	LostGPUSeconds float64 `json:"lost_gpu_seconds"`
+	// SpreadGPUSeconds is the part of OverheadGPUSeconds that jobs spread
+	// over more nodes than their minimum ran without doing work, at
+	// Config.SpreadSlowdown: (1 − s) of their running time there (zero
+	// without a slowdown). It is counted as jobs complete.
+	SpreadGPUSeconds float64   `json:"spread_gpu_seconds"`
+	Start            time.Time `json:"start"`
+	End              time.Time `json:"end"`
 }
 
 // Result is the outcome of one run.
@@ -156,6 +161,7 @@ type Result struct {
 type engine struct {
 	cfg      Config
 	ov       lease.SimConfig // the overheads of every job's progress model
+	slow     float64         // Config.SpreadSlowdown, 1 for none
 	pol      Policy
 	waker    Waker
 	src      trace.Source
@@ -267,6 +273,10 @@ func Run(cfg Config, src trace.Source, p Policy) (*Result, error) {
 	}
 	if tr, ok := p.(TraitsReporter); ok {
 		e.traits = tr.Traits()
+	}
+	e.slow = cfg.SpreadSlowdown
+	if e.slow == 0 {
+		e.slow = 1
 	}
 	if cfg.CheckEvery <= 0 {
 		e.cfg.CheckEvery = DefaultCheckEvery
@@ -907,6 +917,16 @@ func (e *engine) begin(j *job) error {
 	}
 	j.phase = phRunning
 	at := e.nowAt
+	if e.slow < 1 {
+		// The rate of this holding stretch, from where the job was placed.
+		r := 1.0
+		if e.cluster.Beyond(j.st.Placement) > 0 {
+			r = e.slow
+		}
+		if err := j.prog.SetRate(r); err != nil {
+			return e.modelErr(j, err)
+		}
+	}
 	if j.st.Ran {
 		cold, err := j.prog.Restore(at, e.ov)
 		if err != nil {
@@ -1004,9 +1024,15 @@ func (e *engine) complete(j *job) error {
 		Checkpoint:  use.Checkpoint,
 		ColdStart:   use.ColdStart,
 		Lost:        use.Lost,
+		Spread:      use.Spread,
 		Rho:         acct.Rho,
 		Preemptions: j.st.Preemptions,
 		State:       j.st.Job.FinalState(),
+	}
+	if use.Spread > 0 {
+		gs := use.Spread.Seconds() * float64(j.st.Job.GPUs)
+		e.res.Stats.SpreadGPUSeconds += gs
+		e.res.Stats.OverheadGPUSeconds += gs
 	}
 	e.res.Run.Jobs = append(roomFor(e.res.Run.Jobs, 1), rec)
 	delete(e.jobs, j.st.Job.ID)

@@ -48,13 +48,16 @@ func genWorkload(t *rapid.T) (Config, []trace.Job) {
 			Duration: time.Duration(rapid.IntRange(0, 2000).Draw(t, "dur")) * time.Second,
 		})
 	}
+	cfg.SpreadSlowdown = rapid.SampledFrom([]float64{1, 0.8, 0.5}).Draw(t, "spreadSlowdown")
 	return cfg, jobs
 }
 
 // TestRunInvariants checks, on random workloads and random (valid) policy
 // decisions, what every run must satisfy: every job ends (or is excluded),
 // runs its full duration, never before its submission, holds its GPUs at
-// least as long as it runs, and the ledger bills exactly the held GPU time.
+// least as long as it runs, its held time splits exactly into its run and
+// overheads (a spread slowdown's included), and the ledger bills exactly
+// the held GPU time.
 func TestRunInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg, jobs := genWorkload(t)
@@ -77,7 +80,7 @@ func TestRunInvariants(t *testing.T) {
 		if got := len(r.Run.Jobs) + len(r.Excluded); got != len(jobs) {
 			t.Fatalf("%d jobs ended + %d excluded, want %d", len(r.Run.Jobs), len(r.Excluded), len(jobs))
 		}
-		var heldGPUSeconds float64
+		var heldGPUSeconds, spread float64
 		for _, j := range r.Run.Jobs {
 			if j.GPUs > capacity {
 				t.Fatalf("job %s larger than the cluster ran", j.ID)
@@ -88,10 +91,20 @@ func TestRunInvariants(t *testing.T) {
 			if j.End.Sub(j.FirstStart) < j.Run || j.Held < j.Run {
 				t.Fatalf("job %s ran %v between first start and end, held %v, needs %v", j.ID, j.End.Sub(j.FirstStart), j.Held, j.Run)
 			}
-			if j.Preemptions == 0 && !cfg.CheckpointOnRenew && j.Held != j.Run {
-				t.Fatalf("job %s never preempted but held %v for a run of %v", j.ID, j.Held, j.Run)
+			if j.Preemptions == 0 && !cfg.CheckpointOnRenew && j.Held != j.Run+j.Spread {
+				t.Fatalf("job %s never preempted but held %v for a run of %v and a spread slowdown of %v", j.ID, j.Held, j.Run, j.Spread)
 			}
+			if j.Held != j.Run+j.Checkpoint+j.ColdStart+j.Lost+j.Spread {
+				t.Fatalf("job %s held %v, not its run and overheads %+v", j.ID, j.Held, j)
+			}
+			spread += j.Spread.Seconds() * float64(j.GPUs)
 			heldGPUSeconds += j.Held.Seconds() * float64(j.GPUs)
+		}
+		if d := spread - r.Stats.SpreadGPUSeconds; d > 1e-6*max(1, spread) || d < -1e-6*max(1, spread) {
+			t.Fatalf("jobs' spread slowdown %v GPU·s, stats %v", spread, r.Stats.SpreadGPUSeconds)
+		}
+		if cfg.SpreadSlowdown == 1 && spread != 0 {
+			t.Fatalf("spread slowdown %v GPU·s without a slowdown", spread)
 		}
 		for _, u := range r.Run.Util {
 			if u.Used < 0 || u.Used > u.Capacity {

@@ -81,7 +81,8 @@ func grantedLease(d time.Duration) time.Duration {
 // past it, so gangs span nodes or never fit; leases shorter than the
 // tick, equal to it or the default (Lease 0); submissions at equal times
 // and on tick boundaries; zero-length jobs; job weights and tenant
-// weights; checkpoint iterations; admission at submission or at the tick.
+// weights; checkpoint iterations; admission at submission or at the tick;
+// a spread slowdown or none.
 func genVariedWorkload(t *rapid.T) (simulate.Config, []trace.Job) {
 	var nodes []placement.Node
 	capacity := 0
@@ -140,5 +141,8 @@ func genVariedWorkload(t *rapid.T) (simulate.Config, []trace.Job) {
 	}
 	// Drawn last, so that the draws above replay as before.
 	cfg.Admit = rapid.SampledFrom([]simulate.Admission{simulate.AdmitOnSubmit, simulate.AdmitAtTick}).Draw(t, "admit")
+	// A spread gang slowed down, or not: every shortcut must hold at
+	// rates below one too.
+	cfg.SpreadSlowdown = rapid.SampledFrom([]float64{1, 1, 0.8, 0.5, 1.0 / 3}).Draw(t, "spreadSlowdown")
 	return cfg, jobs
 }

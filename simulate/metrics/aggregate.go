@@ -37,7 +37,8 @@ type Value struct {
 // tenant loss per interval length under Eq. 8, Eq. 16 and Eq. 16 among the
 // pairs with demand (when s has both modes), else in its reporting mode;
 // JCT, queueing and slowdown; utilization and Jain's index; preemptions and
-// the direct overhead with its parts; the twin-run overhead when s has it.
+// the direct overhead with its parts; the spread slowdown; the twin-run
+// overhead when s has it.
 func Values(s Summary) []Value {
 	var v []Value
 	add := func(key, label string, u Unit, x float64) { v = append(v, Value{key, label, u, x}) }
@@ -72,6 +73,7 @@ func Values(s Summary) []Value {
 	add("overhead_checkpoint", "  of it checkpoints", Share, s.Overhead.Checkpoint)
 	add("overhead_cold_start", "  of it cold starts", Share, s.Overhead.ColdStart)
 	add("overhead_lost", "  of it lost work", Share, s.Overhead.Lost)
+	add("overhead_spread", "spread slowdown (of Σ JCT)", Share, s.Overhead.Spread)
 	if s.PreemptionOverhead != nil {
 		add("overhead_twin", "avg JCT rise over a run without overheads", Share, *s.PreemptionOverhead)
 	}

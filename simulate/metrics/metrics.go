@@ -20,9 +20,13 @@ type JobRecord struct {
 	// they are charged), restoring after a resume (cold starts), and
 	// running work that a preemption then discarded.
 	Checkpoint, ColdStart, Lost time.Duration
-	Rho                         ledger.Rho // ρ_job over its life in the ledger: [Submit, End), or from the tick that admitted it (simulate.Config.Admit) to End
-	Preemptions                 int
-	State                       string
+	// Spread is the part of Held that the job, placed on more nodes than
+	// its minimum, ran without doing work (simulate.Config.SpreadSlowdown):
+	// not a cost of preemption, so not counted in Summary's Overhead.Direct.
+	Spread      time.Duration
+	Rho         ledger.Rho // ρ_job over its life in the ledger: [Submit, End), or from the tick that admitted it (simulate.Config.Admit) to End
+	Preemptions int
+	State       string
 }
 
 // Finished reports whether the job ended (End is set).

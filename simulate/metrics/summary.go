@@ -138,11 +138,16 @@ type IntervalLoss struct {
 // lease. Unlike the rise of average JCT over a run without overheads
 // (PreemptionOverhead), it does not depend on how two schedules of an
 // overloaded queue diverge.
+//
+// Spread is apart: the time jobs placed on more nodes than their minimum
+// ran without doing work (simulate.Config.SpreadSlowdown), a cost of
+// placement rather than of preemption, so not part of Direct.
 type Overhead struct {
 	Direct     float64 `json:"direct"`     // Checkpoint + ColdStart + Lost
 	Checkpoint float64 `json:"checkpoint"` // writing checkpoints at lease ends
 	ColdStart  float64 `json:"cold_start"` // restoring after a resume
 	Lost       float64 `json:"lost"`       // work run again after a preemption
+	Spread     float64 `json:"spread"`     // running slower, spread over more nodes than needed
 }
 
 // Summary holds a run's figures of merit. Shares are fractions in [0, 1];
@@ -242,6 +247,7 @@ func Summarize(r Run, cfg SummaryConfig) Summary {
 		ov.Checkpoint += j.Checkpoint.Seconds()
 		ov.ColdStart += j.ColdStart.Seconds()
 		ov.Lost += j.Lost.Seconds()
+		ov.Spread += j.Spread.Seconds()
 		totalJCT += j.JCT().Seconds()
 		queue = append(queue, j.Queueing().Seconds())
 		slow = append(slow, j.Slowdown(cfg.MinRun))
@@ -254,6 +260,7 @@ func Summarize(r Run, cfg SummaryConfig) Summary {
 		ov.Checkpoint /= totalJCT
 		ov.ColdStart /= totalJCT
 		ov.Lost /= totalJCT
+		ov.Spread /= totalJCT
 		ov.Direct = ov.Checkpoint + ov.ColdStart + ov.Lost
 	} else {
 		ov = Overhead{}

@@ -85,6 +85,9 @@ func WriteTable(w io.Writer, sums ...Summary) error {
 	row("  checkpoint / cold start / lost", func(s Summary) string {
 		return fmt.Sprintf("%s / %s / %s", pct(s.Overhead.Checkpoint), pct(s.Overhead.ColdStart), pct(s.Overhead.Lost))
 	})
+	if slices.ContainsFunc(sums, func(s Summary) bool { return s.Overhead.Spread > 0 }) {
+		row("spread slowdown (of Σ JCT)", func(s Summary) string { return pct(s.Overhead.Spread) })
+	}
 	if slices.ContainsFunc(sums, func(s Summary) bool { return s.PreemptionOverhead != nil }) {
 		row("preemption overhead (avg JCT)", func(s Summary) string {
 			if s.PreemptionOverhead == nil {

@@ -147,6 +147,9 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{[]string{"-jobs", "-1"}, "-jobs must be ≥ 0", trace.ErrSyntheticConfig},
 		{[]string{"-jobs", "1000000000000"}, "-jobs must be ≤ 1048576", trace.ErrSyntheticConfig},
 		{[]string{"-parallel", "-2"}, "-parallel must be ≥ 0", simulate.ErrConfig},
+		{[]string{"-spread-slowdown", "0"}, "-spread-slowdown must lie in (0, 1]", simulate.ErrConfig},
+		{[]string{"-spread-slowdown", "1.5"}, "-spread-slowdown must lie in (0, 1]", simulate.ErrConfig},
+		{[]string{"-spread-slowdown", "NaN"}, "-spread-slowdown must lie in (0, 1]", simulate.ErrConfig},
 	} {
 		var out bytes.Buffer
 		err := run(append(tc.args, "-quiet"), &out, io.Discard)
@@ -163,6 +166,8 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{"-checkpoint", "0s", "-coldstart", "0s", "-iteration", "0s"},
 		{"-lease", "5s", "-checkpoint", "5s", "-checkpoint-on-renew=false", "-coldstart", "1s"},
 		{"-parallel", "0"},
+		{"-spread-slowdown", "0.8"},
+		{"-spread-slowdown", "1"},
 		{"-nodes", "1048576", "-gpus-per-node", "16"},
 	} {
 		if err := checkFlags(mustParse(t, args...)); err != nil {

@@ -48,6 +48,7 @@ type options struct {
 	dropOverQuota     bool
 	noBackfill        bool
 	placement         string
+	spreadSlowdown    float64
 	newJobs           string
 	starvedBelow      float64
 	waitFirst         time.Duration
@@ -102,6 +103,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
 	fs.StringVar(&o.placement, "placement", placement.Strict.String(), "placement of every policy: \"strict\" (a gang one node could hold waits for one node) or \"spread\" (the fewest nodes its free GPUs allow)")
+	fs.Float64Var(&o.spreadSlowdown, "spread-slowdown", 1, "progress rate `S` in (0, 1] of a job placed on more nodes than its minimum, until it is placed again (1: no slowdown)")
 	fs.StringVar(&o.newJobs, "new-jobs", astraea.FIFO.String(), "astraea: order of a tenant's new jobs: \"fifo\" or \"smallest\" (smallest demand first)")
 	fs.BoolVar(&o.noBackfill, "no-backfill", false, "astraea: end a round when every tenant has left play (no backfill stage)")
 	fs.Float64Var(&o.starvedBelow, "starved-below", 0, "astraea: serve first every tenant holding less than `F` × its quota (0: off; the authors' simulator uses 0.2)")
@@ -450,6 +452,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	cfg.TickPhase = o.tickPhase
 	cfg.DropOverQuota = o.dropOverQuota
 	cfg.Placement = pmode
+	cfg.SpreadSlowdown = o.spreadSlowdown
 	if o.phases < 1 || o.phases > maxPhases || o.interval/time.Duration(max(o.phases, 1)) == 0 {
 		return nil, fmt.Errorf("-phases %d: want 1 to %d, and at most one per nanosecond of -interval", o.phases, maxPhases)
 	}
@@ -711,11 +714,16 @@ func writeText(w io.Writer, rep report, sums []metrics.Summary, o options) error
 	if err := metrics.WriteTable(w, sums...); err != nil {
 		return err
 	}
-	// The overhead line: GPU time held without progress, of which lost work.
+	// The overhead line: GPU time held without progress, of which lost
+	// work and, with a spread slowdown, the spread jobs' shortfall.
 	fmt.Fprintln(w)
 	for _, r := range rep.Runs {
-		fmt.Fprintf(w, "overhead %s: %.1f GPU·h held without progress (checkpoints, cold starts, lost work), %.1f GPU·h of it lost work\n",
+		fmt.Fprintf(w, "overhead %s: %.1f GPU·h held without progress (checkpoints, cold starts, lost work, spread slowdown), %.1f GPU·h of it lost work",
 			r.Summary.Policy, r.Stats.OverheadGPUSeconds/3600, r.Stats.LostGPUSeconds/3600)
+		if r.Stats.SpreadGPUSeconds > 0 {
+			fmt.Fprintf(w, ", %.1f GPU·h spread slowdown", r.Stats.SpreadGPUSeconds/3600)
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }

@@ -407,3 +407,33 @@ func TestDefaultWorkloadSeparatesThePolicies(t *testing.T) {
 		t.Errorf("avg queueing: astraea %.0f s, fifo %.0f s; want fifo at least twice as long", astraea.Queueing.Mean, fifo.Queueing.Mean)
 	}
 }
+
+// TestSpreadSlowdownFlag: -spread-slowdown reaches the runs, which report
+// what it cost, and is recorded among the conventions as given on the
+// command line; at 1 it costs nothing.
+func TestSpreadSlowdownFlag(t *testing.T) {
+	base := []string{"-jobs", "300", "-nodes", "6", "-placement", "spread", "-policy", "astraea"}
+	for _, c := range []struct {
+		s      string
+		slowed bool
+	}{{"1", false}, {"0.5", true}} {
+		var rep report
+		if err := json.Unmarshal([]byte(runArgs(t, append([]string{"-json", "-spread-slowdown", c.s}, base...)...)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(rep.Conventions, func(cv convention) bool { return cv.Flag == "spread-slowdown" })
+		if i < 0 || rep.Conventions[i].Value != c.s || !rep.Conventions[i].Overridden {
+			t.Errorf("-spread-slowdown %s: conventions %+v", c.s, rep.Conventions)
+		}
+		st, ov := rep.Runs[0].Stats, rep.Runs[0].Summary.Overhead
+		if (st.SpreadGPUSeconds > 0) != c.slowed || (ov.Spread > 0) != c.slowed || st.SpreadGPUSeconds > st.OverheadGPUSeconds {
+			t.Errorf("-spread-slowdown %s: spread %v GPU·s of %v overhead, %v of Σ JCT", c.s, st.SpreadGPUSeconds, st.OverheadGPUSeconds, ov.Spread)
+		}
+	}
+	out := runArgs(t, append([]string{"-spread-slowdown", "0.5"}, base...)...)
+	for _, want := range []string{"spread slowdown (of Σ JCT)", "GPU·h spread slowdown"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}
