@@ -356,6 +356,25 @@ func (m *model) checkBatch(t *rapid.T, v View) {
 }
 
 // check is run after every action.
+// usage sums, by the oracle's jobs, the demand of the running and of the
+// active jobs in tenant id's subtree.
+func (m *model) usage(id string) (held, demand GPUs) {
+	for _, j := range m.o.Jobs() {
+		info, _ := m.o.Job(j)
+		in := false
+		for tn := info.Tenant; tn != ""; tn = m.o.Parent(tn) {
+			in = in || tn == id
+		}
+		if in && info.Running {
+			held += GPUs(info.Demand)
+		}
+		if in && info.Active {
+			demand += GPUs(info.Demand)
+		}
+	}
+	return held, demand
+}
+
 func (m *model) check(t *rapid.T) {
 	for _, l := range []*Ledger{m.l, m.lazy} {
 		if err := l.Check(); err != nil {
@@ -402,6 +421,12 @@ func (m *model) check(t *rapid.T) {
 		info, ok := m.l.Tenant(tn)
 		if !ok || info.Registered != m.o.Registered(id) || info.ID != tn || info.Parent != TenantID(m.o.Parent(id)) {
 			t.Fatalf("Tenant(%s) = %+v, oracle registered %v under %q", id, info, m.o.Registered(id), m.o.Parent(id))
+		}
+		if vi, ok := view.Tenant(tn); !ok || vi != info {
+			t.Fatalf("view's Tenant(%s) = %+v, ledger's %+v", id, vi, info)
+		}
+		if held, demand := m.usage(id); info.Alloc != held || info.Demand != demand {
+			t.Fatalf("Tenant(%s) holds %d GPUs of demand %d; its jobs' running and active demand are %d, %d", id, info.Alloc, info.Demand, held, demand)
 		}
 		r, _ := view.TenantFairRate(tn)
 		or, _ := m.o.TenantFairRate(id)

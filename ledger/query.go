@@ -256,6 +256,17 @@ func (v View) TenantQuota(id TenantID) (float64, bool) {
 	return v.l.quota(tn), true
 }
 
+// Tenant returns the tenant's current state, as [Ledger.Tenant] does
+// (what its running jobs hold now, its quota, its fair rate); false if
+// unknown. A scheduler that serves first the tenants holding little of
+// their quota reads it here rather than summing its running jobs.
+func (v View) Tenant(id TenantID) (TenantInfo, bool) {
+	if v.l == nil {
+		return TenantInfo{}, false
+	}
+	return v.l.Tenant(id)
+}
+
 func (l *Ledger) jobFairRate(j *job) float64 {
 	if j.grp == nil {
 		return 0
