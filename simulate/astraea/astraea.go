@@ -168,8 +168,9 @@ func Constructors(o Options) map[string]simulate.Constructor {
 type Policy struct {
 	opt      Options
 	opts     sched.Options
-	reward   sched.Reward // the new-job order's reward
-	held     map[ledger.TenantID]ledger.GPUs
+	reward   sched.Reward                    // the new-job order's reward
+	held     map[ledger.TenantID]ledger.GPUs // StarvedBelow's, per tick
+	expiring map[ledger.TenantID]ledger.GPUs
 	rounds   sched.Rounder
 	reserver sched.Reserver
 	// reused between ticks: the engine does not keep a Decision
@@ -306,19 +307,29 @@ func (p *Policy) timeRules(s *simulate.State) {
 	if p.opt.StarvedBelow <= 0 {
 		return
 	}
+	// What a tenant holds apart from its expiring jobs (the round's
+	// candidates): the ledger's count of its running jobs' GPUs, less
+	// theirs; found once a tick per tenant the order asks about.
 	if p.held == nil {
 		p.held = map[ledger.TenantID]ledger.GPUs{}
+		p.expiring = map[ledger.TenantID]ledger.GPUs{}
 	}
 	clear(p.held)
-	for _, js := range s.Running {
-		if js.LeaseEnd.IsZero() || js.LeaseEnd.After(s.Now) { // not a candidate now
-			p.held[ledger.TenantID(js.Job.Tenant)] += ledger.GPUs(js.Job.GPUs)
-		}
+	clear(p.expiring)
+	for _, js := range s.Expiring {
+		p.expiring[ledger.TenantID(js.Job.Tenant)] += ledger.GPUs(js.Job.GPUs)
 	}
-	held, quotas, capacity, frac := p.held, s.Quotas, float64(s.Capacity), p.opt.StarvedBelow
+	held, expiring, acc := p.held, p.expiring, s.Accounts
+	quotas, capacity, frac := s.Quotas, float64(s.Capacity), p.opt.StarvedBelow
 	p.opts.TenantOrder = sched.TenantsFirst(func(t *sched.TenantState) bool {
+		h, ok := held[t.ID]
+		if !ok {
+			info, _ := acc.Tenant(t.ID)
+			h = info.Alloc - expiring[t.ID]
+			held[t.ID] = h
+		}
 		quota := math.Floor(quotas[string(t.ID)] * capacity)
-		return float64(held[t.ID]+t.GPUs) < frac*quota
+		return float64(h+t.GPUs) < frac*quota
 	}, nil)
 }
 
