@@ -71,4 +71,10 @@
 //     would fit. By default a backfill stage then tries every remaining
 //     candidate in the same orders, so no waiting candidate fits after a
 //     round. [Options.NoBackfill] gives the paper's loop exactly.
+//
+// The package's example of the specification (Example_specification, in
+// spec_example_test.go) restates a round by brute force, in the order the
+// paper's algorithm reads and without the heaps and caches that make
+// Round fast; the property tests hold Round to it, result for result, on
+// random rounds.
 package sched

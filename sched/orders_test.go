@@ -66,7 +66,7 @@ func TestPropertyRoundOrdersMatchReference(t *testing.T) {
 			in := s.in
 			ref := s.cl.Clone()
 			in.Placer = ref
-			if want := referenceRound(t, in, s.opts); !reflect.DeepEqual(got, want) {
+			if want := reference(t, in, s.opts); !reflect.DeepEqual(got, want) {
 				t.Fatalf("round %d differs from the reference\n got  %+v\n want %+v", i, got, want)
 			}
 			if !reflect.DeepEqual(allocations(cl), allocations(ref)) {

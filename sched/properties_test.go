@@ -166,7 +166,7 @@ func (s scenario) matchesReference(t *rapid.T) Result {
 	ref := s.cl.Clone()
 	in := s.in
 	in.Placer = ref
-	want := referenceRound(t, in, s.opts)
+	want := reference(t, in, s.opts)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("round differs from the reference\n got  %+v\n want %+v", got, want)
 	}
