@@ -95,6 +95,8 @@ say "finished jobs from $T0 to $T1"
 J5=$(submit -A team-a --gres=gpu:1 --wrap 'sleep 120')
 J6=$(submit -A team-a --gres=gpu:1 --begin=now+3600 --wrap 'sleep 1')
 J7=$(submit -A team-b --gres=gpu:2 --hold --wrap 'sleep 1')
+# A gang that cannot fit while J5 holds a GPU, for the why-it-waits column.
+J9=$(submit -A nlp --gres=gpu:4 --hold --wrap 'sleep 1')
 TIMEOUT=30 wait_for accounted "$J5" RUNNING || fail "job $J5 did not start"
 OUT=$WORK/out
 # A cron-like first run saves its ledger while job J5 runs; the second
@@ -109,8 +111,8 @@ timeout 60 sacct -a -X -D -P -o JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,
 timeout 60 sshare -a -P >"$OUT/sshare.txt" || fail sshare
 timeout 60 sacctmgr -P show assoc format=Account,User,ParentName,Share >"$OUT/assoc.txt" || fail sacctmgr
 timeout 60 squeue -h -t PD -o '%i|%a|%b|%u|%P' >"$OUT/squeue.txt" || fail squeue
-timeout 60 sinfo -h -N -o '%n|%G' >"$OUT/sinfo.txt" || fail sinfo
-printf 'T0=%s\nT1=%s\nTM=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$TM" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7 $J8 ${JA}_[0-2]" >"$OUT/times.txt"
+timeout 60 sinfo -h -N -O 'NodeHost:|,Partition:|,Gres:|,GresUsed:' >"$OUT/sinfo.txt" || fail sinfo
+printf 'T0=%s\nT1=%s\nTM=%s\nNOW=%s\nTZ=%s\nJOBS=%s\n' "$T0" "$T1" "$TM" "$NOW" "$(date +%Z)" "$J1 $J2 $J3 $J4 $J5 $J6 $J7 $J8 ${JA}_[0-2] $J9" >"$OUT/times.txt"
 if [ -n "$CAPTURE" ]; then
   mkdir -p "$CAPTURE" && cp "$OUT"/*.txt "$CAPTURE"/ && say "captured outputs in $CAPTURE"
 fi
@@ -184,9 +186,10 @@ check "speech|root GPU-seconds (array)" "$us" $(( 6 - 3 )) $(( 6 + 6 ))
 check "nlp|root GPU-seconds" "$un" $(( 3 - 1 )) $(( 3 + 2 ))
 check "ai GPU-seconds (its subtree)" "$uai" "$(awk -v a="$us" -v b="$un" 'BEGIN{print a+b}')" "$(awk -v a="$us" -v b="$un" 'BEGIN{print a+b}')"
 # Quota mode (Eq. 16) on 4 GPUs: a top-level account is owed 4 GPUs ×
-# Slurm's NormShares × window, and a sole user all of its account's.
-check "team-a owed" "$oa" $(near "$(awk -v n="$(slurm_norm team-a "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 4e-6*w}')")
-check "team-b owed" "$ob" $(near "$(awk -v n="$(slurm_norm team-b "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 4e-6*w}')")
+# Slurm's NormShares × window (to sshare's 6 digits and our 3), and a
+# sole user all of its account's.
+check "team-a owed" "$oa" $(near "$(awk -v n="$(slurm_norm team-a "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 0.0006 + 4e-6*w}')")
+check "team-b owed" "$ob" $(near "$(awk -v n="$(slurm_norm team-b "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 0.0006 + 4e-6*w}')")
 check "team-a|root owed" "$oar" $(near "$oa" 0.001)
 check "team-a rho" "$ra" $(near "$(awk -v u="$ua" -v o="$oa" 'BEGIN{print u/o}')" 0.0001)
 check "team-b rho" "$rb" $(near "$(awk -v u="$ub" -v o="$ob" 'BEGIN{print u/o}')" 0.0001)
@@ -225,9 +228,18 @@ say "ok   -state: $rows rows of the resumed ledger equal one replay (team-a used
 
 # SiteFactor: a pending job gets the factor of its association's rank
 # among the ranked leaves: round(1000 × (n − rank) ÷ (n − 1)).
-timeout 60 "$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 >"$OUT/sitefactor.txt" ||
+timeout 60 "$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefactor-max 1000 -report "$OUT/pending.txt" >"$OUT/sitefactor.txt" ||
   fail "astraea-slurm -squeue"
 cat "$OUT/sitefactor.txt"
+sed -n '/^partition /,$p' "$OUT/pending.txt"
+# Capacity by partition: 4 GPUs, J5 holds 1. J6 and J7 (1 + 2 GPUs) fit
+# in the 3 free; J9 (4) cannot, whatever the order.
+grep -qx 'partition debug: 4 GPUs on 1 node, 3 free' "$OUT/pending.txt" || fail "partition capacity line"
+why() { awk -v j="$1" '$1==j{sub(/^([^ ]+ +){5}/, ""); print}' "$OUT/pending.txt"; }
+case "$(why "$J6")" in "next in fair order"*) ;; *) fail "why $J6 waits: $(why "$J6")" ;; esac
+case "$(why "$J7")" in "next in fair order"*) ;; *) fail "why $J7 waits: $(why "$J7")" ;; esac
+case "$(why "$J9")" in "does not fit: needs 4 GPUs"* | "cluster full"*) ;; *) fail "why $J9 waits: $(why "$J9")" ;; esac
+say "ok   why they wait: $J6: $(why "$J6"); $J7: $(why "$J7"); $J9: $(why "$J9")"
 factor() {
   awk -F, -v a="$2" -v u="$3" 'NR==1{for(i=1;i<=NF;i++)h[$i]=i; next} $(h["rank"])>0{n++} $1==a&&$(h["user"])==u{r=$(h["rank"])}
     END{if(n==1)print 1000; else printf "%d\n", int(1000*(n-r)/(n-1)+0.5)}' "$1"
@@ -243,6 +255,6 @@ timeout 60 "$AS" "${COMMON[@]}" -mode quota -squeue "$OUT/squeue.txt" -sitefacto
 prio=$(squeue -h -j "$J6" -o '%Q')
 # (Slurm keeps a pending job's priority at least 1.)
 check "priority of job $J6 after -apply" "$prio" "$fa" "$(( fa > 1 ? fa : 1 ))"
-scancel "$J6" "$J7" 2>/dev/null
+scancel "$J6" "$J7" "$J9" 2>/dev/null
 
 slurm_finish

@@ -39,7 +39,11 @@
 // [Replay] turns jobs into ledger events (Submit, Start/Stop per run, Finish
 // with the state mapped by [State.Final]) and returns a [Report] with one
 // [Row] per account for a window, optionally with a half-life;
-// [WriteReport] prints it as text, CSV or JSON. [SiteFactors] maps ranks to
+// [WriteReport] prints it as text, CSV or JSON. Config.Resume and
+// Config.Persist continue a saved ledger with only the accounting since
+// its time (the command's -state). [Partitions] sums the nodes' GPUs by
+// partition, and [Explain] runs one ASTRAEA round per partition to say
+// why each pending job waits. [SiteFactors] maps ranks to
 // site factors ([SiteFactorFor]) and [Apply] runs the scontrol commands
 // through an injectable [Runner].
 //

@@ -206,19 +206,26 @@ func FuzzParseSinfo(f *testing.F) {
 	f.Add("gpu[01-04,07]|gpu:a100:8(S:0-1)\ncpu01|(null)\nmix|gpu:2,nic:1\n")
 	f.Add("n[0-99999999]|gpu:1\n")
 	f.Add("n1|gpu:4(S:0,1),gpu:v100:2\nn1|gpu:4(S:0,1),gpu:v100:2\n")
+	fixtureSeed(f, "real-tree/sinfo.txt")
+	f.Add("gpu[01-02]|gpu*|gpu:a100:8(S:0-1)|gpu:a100:2(IDX:0-1)\ngpu01|long|gpu:a100:8|gpu:1\nc|cpu|(null)\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, lenient := range []bool{false, true} {
 			nodes, total, _, err := ParseSinfo(strings.NewReader(in), Options{Lenient: lenient})
 			checkParseErr(t, err)
 			sum := 0
 			for _, n := range nodes {
-				if n.GPUs < 0 {
+				if n.GPUs < 0 || n.Used > n.GPUs || n.Used < -1 {
 					t.Fatalf("node %+v", n)
 				}
 				sum += n.GPUs
 			}
 			if sum != total {
 				t.Fatalf("total %d != Σ %d", total, sum)
+			}
+			for _, p := range Partitions(nodes) {
+				if p.GPUs < 0 || p.GPUs > total*p.Nodes || p.Free > p.GPUs || p.Free < -1 || !validName(p.Name) {
+					t.Fatalf("partition %+v of %+v", p, nodes)
+				}
 			}
 		}
 	})

@@ -24,7 +24,9 @@ const (
 // with a header line, or as one JSON object. With a tree the text table
 // indents accounts by depth and has a User column, CSV gains the columns
 // user and depth and JSON the fields user, depth and use_parent, and
-// RawShares reads "parent" for Fairshare=parent (text, CSV). GPU-hours are GPU-seconds ÷
+// RawShares reads "parent" for Fairshare=parent (text, CSV). Text and
+// JSON then list the partitions' capacity and the pending jobs with why
+// they wait (Report.Partitions, Report.Pending); CSV has the accounts only. GPU-hours are GPU-seconds ÷
 // 3600; CSV and JSON also carry the exact GPU-seconds.
 func WriteReport(w io.Writer, rep *Report, format string) error {
 	switch format {
@@ -86,6 +88,36 @@ func writeText(w io.Writer, rep *Report) error {
 		}
 		fmt.Fprintf(tw, "%-*s\t%s%s\t%.6f\t%.3f\t%.3f\t%s\t%s\t\n", aw, name(r), user,
 			rawShares(r), r.NormShares, hours(r.Used), hours(r.Owed), r.Rho, rank)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writePartsAndPending(w, rep)
+}
+
+// writePartsAndPending prints the partition capacities and the pending
+// jobs with why they wait, when the report has them.
+func writePartsAndPending(w io.Writer, rep *Report) error {
+	for _, p := range rep.Partitions {
+		free := ""
+		if p.Free >= 0 {
+			free = fmt.Sprintf(", %d free", p.Free)
+		}
+		nodes := "nodes"
+		if p.Nodes == 1 {
+			nodes = "node"
+		}
+		if _, err := fmt.Fprintf(w, "partition %s: %d GPUs on %d %s%s\n", p.Name, p.GPUs, p.Nodes, nodes, free); err != nil {
+			return err
+		}
+	}
+	if len(rep.Pending) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JobID\tAccount\tUser\tPartition\tGPUs\tWhy")
+	for _, p := range rep.Pending {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", p.ID, p.Account, p.User, p.Partition, p.GPUs, p.Why)
 	}
 	return tw.Flush()
 }
@@ -162,6 +194,26 @@ type jsonReport struct {
 	Ignored  map[string]int `json:"ignored,omitempty"`
 	Skipped  map[string]int `json:"skipped,omitempty"`
 	Accounts []jsonRow      `json:"accounts"`
+
+	Partitions []jsonPartition `json:"partitions,omitempty"`
+	Pending    []jsonPending   `json:"pending,omitempty"`
+}
+
+type jsonPartition struct {
+	Name  string `json:"name"`
+	Nodes int    `json:"nodes"`
+	GPUs  int    `json:"gpus"`
+	Free  int    `json:"free"` // -1: unknown
+}
+
+type jsonPending struct {
+	JobID     string `json:"job_id"`
+	Account   string `json:"account"`
+	User      string `json:"user,omitempty"`
+	Partition string `json:"partition,omitempty"`
+	GPUs      int    `json:"gpus"`
+	Next      bool   `json:"next"`
+	Why       string `json:"why"`
 }
 
 func writeJSON(w io.Writer, rep *Report) error {
@@ -174,6 +226,12 @@ func writeJSON(w io.Writer, rep *Report) error {
 	for _, r := range rep.Rows {
 		out.Accounts = append(out.Accounts, jsonRow{r.Account, r.User, r.Depth, r.UseParent, r.RawShares, r.NormShares,
 			hours(r.Used), hours(r.Owed), float64(r.Used), float64(r.Owed), r.Rho, r.Rank})
+	}
+	for _, p := range rep.Partitions {
+		out.Partitions = append(out.Partitions, jsonPartition{p.Name, p.Nodes, p.GPUs, p.Free})
+	}
+	for _, p := range rep.Pending {
+		out.Pending = append(out.Pending, jsonPending{p.ID, p.Account, p.User, p.Partition, p.GPUs, p.Next, p.Why})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -107,8 +107,13 @@ type Report struct {
 	// counted outside the ledger), "accounted before" (already finished in
 	// the resumed ledger).
 	Ignored map[string]int
-	Skipped Skipped        // jobs left out in lenient mode
-	Ledger  *ledger.Ledger // the replayed ledger, advanced to Now
+	Skipped Skipped // jobs left out in lenient mode
+	// Partitions and Pending are filled by the caller, when known: the
+	// capacity of each partition ([Partitions]) and why each pending job
+	// waits ([Explain]). WriteReport prints them after the accounts.
+	Partitions []Partition
+	Pending    []Waiting
+	Ledger     *ledger.Ledger // the replayed ledger, advanced to Now
 }
 
 // event kinds, in the order they apply at one instant: releases first.

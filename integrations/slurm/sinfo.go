@@ -2,23 +2,70 @@ package slurm
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// SinfoCommand is the sinfo invocation whose output ParseSinfo reads: one
-// line per node and partition, "node|gres", e.g. "gpu01|gpu:a100:8(S:0-1)".
-const SinfoCommand = `sinfo -h -N -o "%n|%G"`
+// Partition is a partition's GPU capacity: the GPUs of its nodes and, when
+// sinfo reported GresUsed, those free.
+type Partition struct {
+	Name  string
+	Nodes int
+	GPUs  int
+	Free  int // -1 when the use is unknown
+}
 
-// Node is a node and its GPU count.
+// Partitions sums the nodes by partition, in the order the partitions
+// first appear. A node in several partitions counts in each. Nodes without
+// a partition are left out. O(nodes × partitions per node).
+func Partitions(nodes []Node) []Partition {
+	var out []Partition
+	at := map[string]int{}
+	for _, n := range nodes {
+		for _, p := range n.Partitions {
+			i, ok := at[p]
+			if !ok {
+				i = len(out)
+				at[p] = i
+				out = append(out, Partition{Name: p})
+			}
+			out[i].Nodes++
+			out[i].GPUs += n.GPUs
+			if n.Used < 0 || out[i].Free < 0 {
+				out[i].Free = -1
+			} else {
+				out[i].Free += n.GPUs - n.Used
+			}
+		}
+	}
+	return out
+}
+
+// SinfoCommand is the sinfo invocation whose output ParseSinfo reads: one
+// line per node and partition, "node|partition|gres|gres-used", e.g.
+// "gpu01|gpu*|gpu:a100:8(S:0-1)|gpu:a100:2(IDX:0-1)" (the default
+// partition is marked with '*'). The older form "node|gres"
+// (`sinfo -h -N -o "%n|%G"`) and "node|partition|gres"
+// (`sinfo -h -N -o "%n|%P|%G"`) are read too.
+const SinfoCommand = `sinfo -h -N -O "NodeHost:|,Partition:|,Gres:|,GresUsed:"`
+
+// Node is a node, its GPU count, the partitions it is in and the GPUs in
+// use when sinfo was taken.
 type Node struct {
 	Name string
 	GPUs int
+	// Partitions lists the node's partitions in input order, without the
+	// default partition's '*'; empty when the input has no partition column.
+	Partitions []string
+	// Used is the GPUs allocated (GresUsed); -1 when the input has no such
+	// column.
+	Used int
 	Line int
 }
 
-// ParseSinfo reads `sinfo -h -N -o "%n|%G"` output and returns the nodes, in
-// input order, and their total GPUs: the capacity M. A node listed more than
+// ParseSinfo reads [SinfoCommand] output and returns the nodes, in input
+// order, and their total GPUs: the capacity M. A node listed more than
 // once (it is in several partitions) counts once; listed with different GRES
 // it is ErrDuplicate. The node column may also be a host list such as
 // "gpu[01-04,07]" (sinfo without -N groups nodes that way); every host in it
@@ -37,20 +84,42 @@ func ParseSinfo(r io.Reader, opts Options) ([]Node, int, Skipped, error) {
 		if t == "" {
 			continue
 		}
-		name, gres, ok := strings.Cut(t, "|")
-		name, gres = strings.TrimSpace(name), strings.TrimSpace(gres)
+		fields := strings.Split(t, "|")
+		for i := range fields {
+			fields[i] = strings.TrimSpace(fields[i])
+		}
+		name := fields[0]
 		if ls.n == 1 && (strings.EqualFold(name, "NODELIST") || strings.EqualFold(name, "HOSTNAMES")) {
 			continue // a header, when -h was left out
 		}
 		var err error
 		var hosts []string
-		gpus := 0
-		if !ok || strings.Contains(gres, "|") {
-			err = perr(src, ls.n, "", t, ErrMalformed, "want node|gres")
-		} else if hosts, err = expandHostlist(name); err != nil {
-			err = perr(src, ls.n, "node", name, ErrMalformed, "%v", err)
-		} else if gpus, err = GresGPUs(gres); err != nil {
-			err = perr(src, ls.n, "gres", gres, ErrUnknownTRES, "%v", err)
+		var part, gres string
+		gpus, used := 0, -1
+		switch len(fields) {
+		case 2:
+			gres = fields[1]
+		case 3, 4:
+			part, gres = strings.TrimSuffix(fields[1], "*"), fields[2]
+		default:
+			err = perr(src, ls.n, "", t, ErrMalformed, "want node|partition|gres|gres-used")
+		}
+		switch {
+		case err != nil:
+		case part == "" && len(fields) > 2 || part != "" && !validName(part):
+			err = perr(src, ls.n, "partition", fields[1], ErrMalformed, "not a partition name")
+		default:
+			if hosts, err = expandHostlist(name); err != nil {
+				err = perr(src, ls.n, "node", name, ErrMalformed, "%v", err)
+			} else if gpus, err = GresGPUs(gres); err != nil {
+				err = perr(src, ls.n, "gres", gres, ErrUnknownTRES, "%v", err)
+			} else if len(fields) == 4 {
+				if used, err = GresGPUs(fields[3]); err != nil {
+					err = perr(src, ls.n, "gres-used", fields[3], ErrUnknownTRES, "%v", err)
+				} else if used > gpus {
+					err = perr(src, ls.n, "gres-used", fields[3], ErrMalformed, "%d GPUs used of %d", used, gpus)
+				}
+			}
 		}
 		if err == nil {
 			for _, h := range hosts {
@@ -68,11 +137,18 @@ func ParseSinfo(r io.Reader, opts Options) ([]Node, int, Skipped, error) {
 			continue
 		}
 		for _, h := range hosts {
-			if _, dup := at[h]; dup {
+			if i, dup := at[h]; dup {
+				if part != "" && !slices.Contains(nodes[i].Partitions, part) {
+					nodes[i].Partitions = append(nodes[i].Partitions, part)
+				}
 				continue
 			}
 			at[h] = len(nodes)
-			nodes = append(nodes, Node{Name: h, GPUs: gpus, Line: ls.n})
+			n := Node{Name: h, GPUs: gpus, Used: used, Line: ls.n}
+			if part != "" {
+				n.Partitions = []string{part}
+			}
+			nodes = append(nodes, n)
 			total += gpus
 		}
 	}

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -33,17 +34,11 @@ func slurmNorm(t *testing.T, text string) map[string]float64 {
 
 func readFixture(t *testing.T, name string) string {
 	t.Helper()
-	r := openFixture(t, name)
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := r.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(openFixture(t, name))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.String()
+	return string(b)
 }
 
 // The fixture is a real Slurm's sshare and sacctmgr output on the cluster
@@ -191,14 +186,7 @@ func TestReplayTreeOnRealOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := ParseSacct(openFixture(t, "real-tree/sacct.txt"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, _, err := GroupJobs(recs, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jobs := mustJobs(t, readFixture(t, "real-tree/sacct.txt"))
 	at := func(s string) time.Time {
 		v, err := time.Parse(TimeLayout, s)
 		if err != nil {
@@ -206,9 +194,9 @@ func TestReplayTreeOnRealOutput(t *testing.T) {
 		}
 		return v
 	}
-	from, to := at("2026-12-02T01:13:43"), at("2026-12-02T01:14:01")
+	from, to := at("2026-12-02T01:18:43"), at("2026-12-02T01:18:59")
 	rep, err := Replay(jobs, Config{Mode: ledger.QuotaShare, Capacity: 4, Tree: tree,
-		Now: at("2026-12-02T01:14:09"), From: from, To: to})
+		Now: at("2026-12-02T01:19:05"), From: from, To: to})
 	if err != nil {
 		t.Fatal(err)
 	}

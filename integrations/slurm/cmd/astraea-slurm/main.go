@@ -73,7 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		maxFactor  = fs.Int64("sitefactor-max", 1000, "SiteFactor of the account owed the most; the last rank gets 0")
 		apply      = fs.Bool("apply", false, "with -squeue: run the scontrol commands instead of only printing them")
 		scontrol   = fs.String("scontrol", "scontrol", "scontrol `program` used by -apply")
-		reportPath = fs.String("report", "", "with -squeue: also write the report to this `file`")
+		reportPath = fs.String("report", "", "with -squeue: also write the report, with why each pending job waits, to this `file`")
+		leaseFlag  = fs.Duration("lease", time.Hour, "with -squeue: the lease the explaining round pre-credits per grant")
 		statePath  = fs.String("state", "", "ledger snapshot `file`: continue it if it exists (give sacct -S its time, see -state-time), then save it")
 		stateTime  = fs.Bool("state-time", false, "print the time of the -state snapshot (for sacct -S) and exit")
 	)
@@ -183,14 +184,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	// Capacity.
 	m := *capacity
+	var nodes []slurm.Node
 	if *sinfoPath != "" {
 		if m != 0 {
 			return errors.New("use -capacity or -sinfo, not both")
 		}
 		err = withFile(*sinfoPath, stdin, func(r io.Reader) error {
-			_, total, sk, err := slurm.ParseSinfo(r, opts)
+			var sk slurm.Skipped
+			nodes, m, sk, err = slurm.ParseSinfo(r, opts)
 			warn("sinfo", sk)
-			m = total
 			return err
 		})
 		if err != nil {
@@ -237,6 +239,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	warn("accounts", rep.Skipped)
+	rep.Partitions = slurm.Partitions(nodes)
 	if ig := slurm.Skipped(rep.Ignored); ig.Total() > 0 {
 		fmt.Fprintf(stderr, "astraea-slurm: %d jobs without effect on the window: %s\n", ig.Total(), ig)
 	}
@@ -247,7 +250,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return slurm.WriteReport(stdout, rep, *format)
 	}
+	var pending []slurm.PendingJob
+	err = withFile(*squeuePath, stdin, func(r io.Reader) error {
+		var sk slurm.Skipped
+		pending, sk, err = slurm.ParsePending(r, opts)
+		warn("squeue", sk)
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	if *reportPath != "" {
+		if len(nodes) == 0 {
+			nodes = []slurm.Node{{Name: "cluster", GPUs: m, Used: -1}}
+		}
+		if rep.Pending, err = slurm.Explain(rep, tree, pending, nodes, *leaseFlag); err != nil {
+			return err
+		}
 		f, err := os.Create(*reportPath)
 		if err != nil {
 			return err
@@ -259,16 +278,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := f.Close(); err != nil {
 			return err
 		}
-	}
-	var pending []slurm.PendingJob
-	err = withFile(*squeuePath, stdin, func(r io.Reader) error {
-		var sk slurm.Skipped
-		pending, sk, err = slurm.ParsePending(r, opts)
-		warn("squeue", sk)
-		return err
-	})
-	if err != nil {
-		return err
 	}
 	updates, err := slurm.SiteFactors(rep.Rows, pending, *maxFactor)
 	if err != nil {

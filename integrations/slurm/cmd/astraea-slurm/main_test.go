@@ -39,7 +39,7 @@ func treeFixture(name string) string { return filepath.Join("..", "..", "testdat
 // Slurm's NormShares, and the user level.
 func TestTreeReportOnRealOutput(t *testing.T) {
 	common := []string{"-sacct", treeFixture("sacct.txt"), "-sinfo", treeFixture("sinfo.txt"), "-tz", "UTC",
-		"-now", "2026-12-02T01:14:09", "-mode", "quota", "-from", "2026-12-02T01:13:43", "-to", "2026-12-02T01:14:01", "-format", "csv"}
+		"-now", "2026-12-02T01:19:05", "-mode", "quota", "-from", "2026-12-02T01:18:43", "-to", "2026-12-02T01:18:59", "-format", "csv"}
 	a, _, err := runCmd(t, append([]string{"-sshare", treeFixture("sshare.txt")}, common...), "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,10 +52,10 @@ func TestTreeReportOnRealOutput(t *testing.T) {
 		t.Fatalf("-sshare\n%s\n-assoc\n%s", a, b)
 	}
 	// speech|root: 3 array tasks × 1 GPU × 2 s used; owed 4 GPUs × 10/15
-	// (ai) × 1/5 (speech|root beside vision and nlp) × 18 s = 9.6.
+	// (ai) × 1/5 (speech|root beside vision and nlp) × 16 s = 8.533.
 	for _, line := range []string{
-		"speech,parent,0.666667,0.001667,0.002667,6.000,9.600,0.6250,0,,2\n",
-		"speech,1,0.200000,0.001667,0.002667,6.000,9.600,0.6250,5,root,3\n",
+		"speech,parent,0.666667,0.001667,0.002370,6.000,8.533,0.7031,0,,2\n",
+		"speech,1,0.200000,0.001667,0.002370,6.000,8.533,0.7031,5,root,3\n",
 	} {
 		if !strings.Contains(a, line) {
 			t.Errorf("no line %q in\n%s", line, a)
@@ -72,29 +72,29 @@ func TestTreeReportOnRealOutput(t *testing.T) {
 func TestStateResumesOnRealOutput(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "ledger.state")
 	common := []string{"-sshare", treeFixture("sshare.txt"), "-sinfo", treeFixture("sinfo.txt"), "-tz", "UTC", "-mode", "quota", "-format", "csv"}
-	if _, _, err := runCmd(t, append([]string{"-state", state, "-sacct", treeFixture("sacct-first.txt"), "-now", "2026-12-02T01:14:05"}, common...), "", nil); err != nil {
+	if _, _, err := runCmd(t, append([]string{"-state", state, "-sacct", treeFixture("sacct-first.txt"), "-now", "2026-12-02T01:19:01"}, common...), "", nil); err != nil {
 		t.Fatal(err)
 	}
 	when, _, err := runCmd(t, []string{"-state", state, "-state-time", "-tz", "UTC"}, "", nil)
-	if err != nil || when != "2026-12-02T01:14:05\n" {
+	if err != nil || when != "2026-12-02T01:19:01\n" {
 		t.Fatalf("-state-time: %q, %v", when, err)
 	}
-	resumed, stderr, err := runCmd(t, append([]string{"-state", state, "-sacct", treeFixture("sacct-since.txt"), "-now", "2026-12-02T01:14:09"}, common...), "", nil)
+	resumed, stderr, err := runCmd(t, append([]string{"-state", state, "-sacct", treeFixture("sacct-since.txt"), "-now", "2026-12-02T01:19:05"}, common...), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	once, _, err := runCmd(t, append([]string{"-sacct", treeFixture("sacct.txt"), "-now", "2026-12-02T01:14:09"}, common...), "", nil)
+	once, _, err := runCmd(t, append([]string{"-sacct", treeFixture("sacct.txt"), "-now", "2026-12-02T01:19:05"}, common...), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resumed != once {
 		t.Fatalf("resumed\n%s\none replay\n%s\n%s", resumed, once, stderr)
 	}
-	// team-a: 13 GPU·s of finished jobs and job 9, 1 GPU from 01:14:02.
-	if !strings.Contains(resumed, "team-a,3,0.200000,0.005556,") || !strings.Contains(resumed, ",20.000,") {
+	// team-a: 13 GPU·s of finished jobs and job 9, 1 GPU from 01:19:00.
+	if !strings.Contains(resumed, "team-a,3,0.200000,0.005000,") || !strings.Contains(resumed, ",18.000,") {
 		t.Errorf("team-a row:\n%s", resumed)
 	}
-	if _, _, err := runCmd(t, append([]string{"-state", state, "-sacct", treeFixture("sacct-since.txt"), "-now", "2026-12-02T01:14:09", "-mode", "demand"}, common[:len(common)-4]...), "", nil); !errors.Is(err, slurm.ErrState) {
+	if _, _, err := runCmd(t, append([]string{"-state", state, "-sacct", treeFixture("sacct-since.txt"), "-now", "2026-12-02T01:19:05", "-mode", "demand"}, common[:len(common)-4]...), "", nil); !errors.Is(err, slurm.ErrState) {
 		t.Errorf("resuming a quota state in demand mode: %v", err)
 	}
 }
