@@ -64,3 +64,40 @@ root|||0.000000|0|1.000000|
 	// scontrol update JobId=103 SiteFactor=0
 	// scontrol update JobId=104 SiteFactor=1000
 }
+
+// Read a share tree with Fairshare=parent: speech takes no share of its
+// own, so its user counts beside vision and nlp, with 1/(2+2+1).
+func ExampleParseShareTree() {
+	sshare := `Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare
+root|||0.000000|0|1.000000|
+ ai||10|1.000000|0|0.000000|
+  vision||2|0.400000|0|0.000000|
+   vision|alice|1|1.000000|0|0.000000|1.000000
+  nlp||2|0.400000|0|0.000000|
+   nlp|bob|1|1.000000|0|0.000000|1.000000
+  speech||parent|1.000000|0|0.000000|
+   speech|carol|1|0.200000|0|0.000000|1.000000
+`
+	tree, _, err := slurm.ParseShareTree(strings.NewReader(sshare), slurm.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, a := range tree.Assocs()[1:] {
+		ns, _ := tree.NormShares(a.Account, a.User)
+		line := fmt.Sprintf("%-6s %-5s NormShares %.3f", a.Account, a.User, ns)
+		if tenant, ok := tree.Tenant(a.Account, a.User); ok {
+			parent, _ := tree.TenantParent(tenant)
+			line += fmt.Sprintf(", jobs charged to %s under %s", tenant, parent)
+		}
+		fmt.Println(line)
+	}
+	// Output:
+	// ai           NormShares 1.000
+	// vision       NormShares 0.400
+	// vision alice NormShares 1.000, jobs charged to vision|alice under vision
+	// nlp          NormShares 0.400
+	// nlp    bob   NormShares 1.000, jobs charged to nlp|bob under nlp
+	// speech       NormShares 1.000
+	// speech carol NormShares 0.200, jobs charged to speech|carol under ai
+}

@@ -64,6 +64,23 @@ func TestTreeReportOnRealOutput(t *testing.T) {
 	if _, _, err := runCmd(t, append([]string{"-assoc", treeFixture("assoc.txt"), "-sshare", treeFixture("sshare.txt")}, common...), "", nil); err == nil {
 		t.Error("-assoc with -sshare accepted")
 	}
+	// -report with the queue: the partitions and why each job waits.
+	report := filepath.Join(t.TempDir(), "report.json")
+	out, _, err := runCmd(t, []string{"-sacct", treeFixture("sacct.txt"), "-sshare", treeFixture("sshare.txt"), "-sinfo", treeFixture("sinfo.txt"),
+		"-tz", "UTC", "-now", "2026-12-02T01:19:05", "-squeue", treeFixture("squeue.txt"), "-report", report, "-format", "json"}, "", nil)
+	if err != nil || strings.Count(out, "scontrol update") != 3 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	js, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name": "debug"`, `"free": 3`, `"job_id": "12"`,
+		`"why": "does not fit: needs 4 GPUs, largest free block 3 (3 free in total)"`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("report lacks %s:\n%s", want, js)
+		}
+	}
 }
 
 // -state on the real capture: a first run saved at TM while job 9 ran,
