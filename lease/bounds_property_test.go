@@ -145,12 +145,22 @@ func TestTableBoundsProperty(t *testing.T) {
 			"expired": func(rt *rapid.T) {
 				at := drawTime(rt, drawJob(rt))
 				prev := time.Time{}
-				for _, id := range tb.Expired(at) {
+				got := tb.Expired(at)
+				for _, id := range got {
 					in, _ := tb.Info(id)
 					if in.LeaseEnd.After(at) || in.LeaseEnd.Before(prev) {
 						rt.Fatalf("Expired(%v) lists %s with lease end %v, after %v", at, id, in.LeaseEnd, prev)
 					}
 					prev = in.LeaseEnd
+				}
+				// And it misses none: a running job, or one whose cold
+				// start is over by at, whose lease ended by at.
+				for _, id := range ids {
+					in, _ := tb.Info(id)
+					running := in.State == Running || in.State == Restoring && !at.Before(in.ReadyAt)
+					if running && !in.LeaseEnd.After(at) && !slices.Contains(got, id) {
+						rt.Fatalf("Expired(%v) = %v misses %s, whose lease ended at %v", at, got, id, in.LeaseEnd)
+					}
 				}
 			},
 			"": func(rt *rapid.T) {
@@ -160,6 +170,9 @@ func TestTableBoundsProperty(t *testing.T) {
 				for _, id := range ids {
 					in, _ := tb.Info(id)
 					u := in.Usage
+					if in.State.Holds() && !countable(in.LeaseEnd) {
+						rt.Fatalf("%s holds a lease to %v, past the countable years", id, in.LeaseEnd)
+					}
 					life := min(in.Since.Sub(in.Submitted), MaxSpan)
 					for _, d := range []time.Duration{u.Held, u.Progress, u.Checkpoint, u.ColdStart, u.Lost} {
 						if d < 0 || d > life {

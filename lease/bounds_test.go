@@ -24,7 +24,11 @@ func TestTableRefusesWhatItCannotCount(t *testing.T) {
 		{"renewal flushes piling past MaxSpan", []step{submit(t0), start(t1), renew(t2, MaxSpan)}, renew(t3, 2*time.Minute)},
 		{"a cold start of 2^63-1 ns", []step{submit(t0), start(t1), ckpt(t2), release(t3, 0)}, restore(t4, math.MaxInt64)},
 		{"a start 300 years out", []step{submit(t0)}, start(far)},
-		{"a start whose lease ends after 2262", []step{submit(t0)}, start(lastDay)},
+		{"a start whose lease ends after 2262", []step{submit(lastDay.Add(-time.Hour))}, start(lastDay)},
+		{"a renewal whose lease ends after 2262", []step{submit(lastDay.Add(-time.Hour)), start(lastDay.Add(-time.Hour))}, renew(lastDay, 0)},
+		{"a restore whose lease ends after 2262", []step{submit(lastDay.Add(-time.Hour)), start(lastDay.Add(-time.Hour)),
+			ckpt(lastDay.Add(-time.Minute)), release(lastDay.Add(-time.Minute), 0)}, restore(lastDay, 0)},
+		{"a start after 2262 within the job's span", []step{submit(lastDay)}, start(lastDay.Add(time.Hour))},
 		{"a renewal 300 years out", []step{submit(t0), start(t1)}, renew(far, 0)},
 		{"a submission 300 years out", nil, func(tb *Table) error { return tb.Submit(far, "j") }},
 	}
@@ -34,12 +38,12 @@ func TestTableRefusesWhatItCannotCount(t *testing.T) {
 			for _, s := range tt.setup {
 				must(t, s(tb))
 			}
-			before, _ := tb.InfoAt(t0.Add(time.Hour), "j")
+			before, _ := tb.Info("j")
 			err := tt.call(tb)
 			if !errors.Is(err, ErrInvalidValue) {
 				t.Fatalf("%v, want ErrInvalidValue", err)
 			}
-			if after, _ := tb.InfoAt(t0.Add(time.Hour), "j"); after != before {
+			if after, _ := tb.Info("j"); after != before {
 				t.Fatalf("a refused call changed the job: %+v → %+v", before, after)
 			}
 			check(t, tb)

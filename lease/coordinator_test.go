@@ -274,6 +274,9 @@ func TestBoundaryRejectsBadPlans(t *testing.T) {
 	}
 }
 
+// errNoNode is the cause of a failing start.
+var errNoNode = errors.New("no such node")
+
 type failing struct {
 	*recorder
 	failStart bool
@@ -281,7 +284,7 @@ type failing struct {
 
 func (f failing) Start(at time.Time, job ledger.JobID) error {
 	if f.failStart {
-		return errors.New("no such node")
+		return errNoNode
 	}
 	return f.recorder.Start(at, job)
 }
@@ -295,7 +298,7 @@ func TestBoundaryEffectFailure(t *testing.T) {
 	must(t, sim.Add("a", sec(10)))
 	_, err = co.Boundary(t0, Plan{Start: []Grant{{"a", 1}}})
 	var le *Error
-	if !errors.Is(err, ErrEffect) || !errors.As(err, &le) || le.Job != "a" || le.Cause == nil {
+	if !errors.Is(err, ErrEffect) || !errors.Is(err, errNoNode) || !errors.As(err, &le) || le.Job != "a" || le.Cause != errNoNode {
 		t.Fatalf("err = %v", err)
 	}
 	if in, _ := tb.Info("a"); in.State != Pending {
