@@ -191,8 +191,10 @@ check "ai GPU-seconds (its subtree)" "$uai" "$(awk -v a="$us" -v b="$un" 'BEGIN{
 check "team-a owed" "$oa" $(near "$(awk -v n="$(slurm_norm team-a "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 0.0006 + 4e-6*w}')")
 check "team-b owed" "$ob" $(near "$(awk -v n="$(slurm_norm team-b "")" -v w="$W" 'BEGIN{print 4*n*w}')" "$(awk -v w="$W" 'BEGIN{print 0.0006 + 4e-6*w}')")
 check "team-a|root owed" "$oar" $(near "$oa" 0.001)
-check "team-a rho" "$ra" $(near "$(awk -v u="$ua" -v o="$oa" 'BEGIN{print u/o}')" 0.0001)
-check "team-b rho" "$rb" $(near "$(awk -v u="$ub" -v o="$ob" 'BEGIN{print u/o}')" 0.0001)
+# rho = used ÷ owed, to its 4 printed digits and the 3 of owed.
+rho_near() { near "$(awk -v u="$1" -v o="$2" 'BEGIN{print u/o}')" "$(awk -v u="$1" -v o="$2" 'BEGIN{print 0.0001 + u/o*0.0006/o}')"; }
+check "team-a rho" "$ra" $(rho_near "$ua" "$oa")
+check "team-b rho" "$rb" $(rho_near "$ub" "$ob")
 # Demand mode (Eq. 8): owed = ∫ min(demand, quota), so 0 < owed <= quota owed,
 # and the GPU-seconds used do not depend on the mode.
 timeout 60 "$AS" "${COMMON[@]}" -mode demand -from "$T0" -to "$T1" -format csv >"$OUT/demand.csv" ||
