@@ -63,7 +63,9 @@
 //
 // A job that cannot be placed gets nothing and an error matching [ErrNoFit]
 // whose *[NoFitError] says why, e.g. "needs 8 on ≤ 1 node, largest free
-// block is 4".
+// block is 4". A job placed on more nodes than it needs on an empty
+// cluster ([Cluster.Beyond] > 0) is explained by [Cluster.WhySpread], e.g.
+// "spread over 2 nodes: no node has 8 free (largest free block is 4)".
 //
 // # Nodes
 //

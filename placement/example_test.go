@@ -186,3 +186,27 @@ func ExampleCluster_HoldFor() {
 	// not yet: placement: needs 16 on the nodes held, 9 free there
 	// gang: b1:0,1,2,3,4,5,6,7 b2:0,1,2,3,4,5,6,7
 }
+
+// Under FewestNodes a gang that no node holds now is spread, and
+// WhySpread says why, as NoFitError does for a gang that waits.
+func ExampleCluster_WhySpread() {
+	c, err := placement.NewCluster([]placement.Node{
+		{ID: "node-1", GPUs: 8},
+		{ID: "node-2", GPUs: 8},
+	}, placement.WithMode(placement.FewestNodes))
+	if err != nil {
+		panic(err)
+	}
+	for _, id := range []string{"a", "b"} {
+		if _, err := c.Assign(id, 6); err != nil { // one on each node
+			panic(err)
+		}
+	}
+	p, _ := c.Place(4)
+	why, _ := c.WhySpread(4)
+	fmt.Println(p, "beyond its minimum:", c.Beyond(p))
+	fmt.Println(why.Reason)
+	// Output:
+	// node-1:6,7 node-2:6,7 beyond its minimum: 1
+	// spread over 2 nodes: no node has 4 free (largest free block is 2)
+}

@@ -29,13 +29,18 @@ func TestModes(t *testing.T) {
 		demand     int
 		wantNodes  int // 0: does not fit
 		wantBeyond int
+		wantWhy    string // WhySpread's reason, "" when it does not spread
 	}{
-		{"strict puts a gang of 8 on one node or nowhere", Strict, 8, 0, 0},
-		{"spread puts a gang of 8 on two nodes when no node has 8 free", FewestNodes, 8, 2, 1},
-		{"spread takes one node when one holds the gang", FewestNodes, 4, 1, 0},
-		{"strict and spread agree on a gang one node holds", Strict, 4, 1, 0},
-		{"spread puts 12 on the three nodes' free blocks", FewestNodes, 12, 3, 1},
-		{"strict spreads a gang larger than any node over the free blocks too", Strict, 12, 3, 1},
+		{"strict puts a gang of 8 on one node or nowhere", Strict, 8, 0, 0, ""},
+		{"spread puts a gang of 8 on two nodes when no node has 8 free", FewestNodes, 8, 2, 1,
+			"spread over 2 nodes: no node has 8 free (largest free block is 4)"},
+		{"spread takes one node when one holds the gang", FewestNodes, 4, 1, 0, ""},
+		{"strict and spread agree on a gang one node holds", Strict, 4, 1, 0, ""},
+		{"spread puts 12 on the three nodes' free blocks", FewestNodes, 12, 3, 1,
+			"spread over 3 nodes: no 2 nodes have 12 free (the 2 largest free blocks hold 8)"},
+		{"strict spreads a gang larger than any node over the free blocks too", Strict, 12, 3, 1,
+			"spread over 3 nodes: no 2 nodes have 12 free (the 2 largest free blocks hold 8)"},
+		{"a gang on as many nodes as it needs on an empty cluster is not spread", FewestNodes, 16, 0, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,6 +52,10 @@ func TestModes(t *testing.T) {
 				if err := c.Allocate("x"+id, Placement{Slots: []Slot{{Node: id, GPUs: []int{0, 1, 2, 3}}}}); err != nil {
 					t.Fatal(err)
 				}
+			}
+			why, spreads := c.WhySpread(tt.demand)
+			if spreads != (tt.wantWhy != "") || why.Reason != tt.wantWhy {
+				t.Errorf("WhySpread(%d) = %+v, %t; want reason %q", tt.demand, why, spreads, tt.wantWhy)
 			}
 			p, err := c.Place(tt.demand)
 			if tt.wantNodes == 0 {

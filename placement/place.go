@@ -88,6 +88,43 @@ func (c *Cluster) Beyond(p Placement) int {
 	return max(0, p.Nodes()-c.MinNodes(p.GPUs()))
 }
 
+// Spread says why a gang placed now spans more nodes than it needs on an
+// empty cluster: as data a scheduler can report ("why does my job run
+// across nodes?"), beside [NoFitError] for a gang that waits.
+type Spread struct {
+	Demand   int // GPUs asked for
+	Nodes    int // nodes Place spans now: the fewest the free GPUs allow
+	MinNodes int // the fewest on an empty cluster (Cluster.MinNodes)
+	// Fewer is the most free GPUs any Nodes−1 nodes hold together (the
+	// largest free block when Nodes is 2): less than Demand.
+	Fewer  int
+	Reason string // a human sentence, e.g. "spread over 2 nodes: no node has 8 free (largest free block is 6)"
+}
+
+// WhySpread reports why Place(demand) would span more nodes than
+// MinNodes(demand) now, and ok true, when it would; ok is false when it
+// would not spread beyond that minimum or would fail (see [NoFitError]).
+// The placement Place returns spans exactly Spread.Nodes nodes, so
+// Beyond of it is Nodes − MinNodes. It changes nothing a caller can see.
+// O(as Place's decision + counts).
+func (c *Cluster) WhySpread(demand int) (s Spread, ok bool) {
+	p, err := c.decide(demand)
+	if err != nil || p.nodes <= 1 {
+		return Spread{}, false
+	}
+	least := c.MinNodes(demand)
+	if p.nodes <= least {
+		return Spread{}, false
+	}
+	s = Spread{Demand: demand, Nodes: p.nodes, MinNodes: least, Fewer: c.freeIdx().topSum(p.nodes - 1)}
+	if p.nodes == 2 {
+		s.Reason = fmt.Sprintf("spread over 2 nodes: no node has %d free (largest free block is %d)", demand, s.Fewer)
+	} else {
+		s.Reason = fmt.Sprintf("spread over %d nodes: no %d nodes have %d free (the %d largest free blocks hold %d)", p.nodes, p.nodes-1, demand, p.nodes-1, s.Fewer)
+	}
+	return s, true
+}
+
 // innermost finds, at topology level l, the domain that can hold demand on
 // k nodes and whose k largest free blocks add up to the least (best fit
 // among domains; the domain that appeared first among equals).

@@ -128,6 +128,35 @@ func oracle(vs []view, demand int, spread bool) (k, level int) {
 	return best, -1
 }
 
+// checkWhySpread verifies WhySpread(demand) against Place's result p, err
+// and the free blocks of the nodes that accept placements (vs): it
+// explains exactly the placements beyond MinNodes, with their span and
+// the most that one node fewer could hold.
+func checkWhySpread(t *rapid.T, c *Cluster, vs []view, demand int, p Placement, err error) {
+	why, ok := c.WhySpread(demand)
+	if want := err == nil && c.Beyond(p) > 0; ok != want {
+		t.Fatalf("WhySpread(%d) = %+v, %t; Place gives %v (%v), beyond %d", demand, why, ok, p, err, c.Beyond(p))
+	}
+	if !ok {
+		return
+	}
+	var free []int
+	for _, v := range vs {
+		if !v.draining {
+			free = append(free, v.free)
+		}
+	}
+	slices.Sort(free)
+	slices.Reverse(free)
+	fewer := 0
+	for _, f := range free[:why.Nodes-1] {
+		fewer += f
+	}
+	if why.Demand != demand || why.Nodes != p.Nodes() || why.MinNodes != c.MinNodes(demand) || why.Fewer != fewer || why.Fewer >= demand || why.Reason == "" {
+		t.Fatalf("WhySpread(%d) = %+v for %v; want %d nodes, minimum %d, %d on one node fewer", demand, why, p, p.Nodes(), c.MinNodes(demand), fewer)
+	}
+}
+
 // checkPlacement verifies p against the rules, given the state before.
 func checkPlacement(t *rapid.T, vs []view, p Placement, demand int, spread bool) {
 	byID := map[string]view{}
@@ -252,8 +281,9 @@ func TestPropertyPlacement(t *testing.T) {
 				if fits := c.Fits(demand); fits != (err == nil) {
 					t.Fatalf("Fits(%d) = %t, Place error %v", demand, fits, err)
 				}
+				checkWhySpread(t, c, vs, demand, p, err)
 				if dump(c) != before {
-					t.Fatal("Place or Fits changed the state")
+					t.Fatal("Place, Fits or WhySpread changed the state")
 				}
 				if err != nil {
 					if !errors.Is(err, ErrNoFit) {
