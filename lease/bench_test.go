@@ -105,33 +105,48 @@ func BenchmarkExpired(b *testing.B) {
 
 // BenchmarkProgressCycle: one job's full lease cycle on a Progress — a
 // renewal, a signal, a release, a restore — and the progress and
-// completion queries a simulator makes at each event. Every call is O(1)
-// and allocates nothing.
+// completion queries a simulator makes at each event, at full rate and at
+// a rate below one (a spread gang). Every call is O(1) and allocates
+// nothing. The job starts afresh before its life reaches MaxSpan.
 func BenchmarkProgressCycle(b *testing.B) {
-	cfg := SimConfig{Checkpoint: 10 * time.Second, ColdStart: 30 * time.Second, Iteration: 7 * time.Second}
-	p, err := NewProgress(1e6 * time.Hour)
-	must(b, err)
-	must(b, p.Start(t0))
-	at := t0
-	b.ReportAllocs()
-	for b.Loop() {
-		at = at.Add(900 * time.Second)
-		if _, err := p.Renew(at, cfg); err != nil {
-			b.Fatal(err)
-		}
-		at = at.Add(900 * time.Second)
-		if err := p.Signal(at); err != nil {
-			b.Fatal(err)
-		}
-		r, err := p.Release(at.Add(time.Minute), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := p.Restore(r.At, cfg); err != nil {
-			b.Fatal(err)
-		}
-		if _, ok := p.CompletesAt(); !ok || p.At(at) < 0 {
-			b.Fatal("not running")
-		}
+	for _, rate := range []float64{1, 0.8} {
+		b.Run(fmt.Sprintf("rate=%v", rate), func(b *testing.B) {
+			cfg := SimConfig{Checkpoint: 10 * time.Second, ColdStart: 30 * time.Second, Iteration: 7 * time.Second}
+			var p Progress
+			var at time.Time
+			fresh := func() {
+				var err error
+				p, err = NewProgress(MaxSpan / 2)
+				must(b, err)
+				must(b, p.SetRate(rate))
+				at = t0
+				must(b, p.Start(at))
+			}
+			fresh()
+			b.ReportAllocs()
+			for b.Loop() {
+				if at.Sub(t0) > MaxSpan/4 {
+					fresh()
+				}
+				at = at.Add(900 * time.Second)
+				if _, err := p.Renew(at, cfg); err != nil {
+					b.Fatal(err)
+				}
+				at = at.Add(900 * time.Second)
+				if err := p.Signal(at); err != nil {
+					b.Fatal(err)
+				}
+				r, err := p.Release(at.Add(time.Minute), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Restore(r.At, cfg); err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := p.CompletesAt(); !ok || p.At(at) < 0 {
+					b.Fatal("not running")
+				}
+			}
+		})
 	}
 }
