@@ -46,6 +46,8 @@ func TestNewGrid(t *testing.T) {
 			map[string][]string{"nodes": {}}, nil, errGrid},
 		{"a bool flag takes true and false",
 			map[string][]string{"overhead": {"false", "true"}}, []string{"-overhead=false", "-overhead=true"}, nil},
+		{"the spread slowdown is a dimension like any flag",
+			map[string][]string{"spread-slowdown": {"1", "0.8"}}, []string{"-spread-slowdown=1", "-spread-slowdown=0.8"}, nil},
 		{"an empty grid is one point, the command's defaults",
 			map[string][]string{}, []string{""}, nil},
 	} {
