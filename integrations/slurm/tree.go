@@ -68,8 +68,9 @@ type Tree struct {
 // naming the line of the association at fault (src names the input).
 // Complexity O(n).
 func NewTree(assocs []Assoc, src string) (*Tree, error) {
-	byKey := map[string]int{}
-	all := []Assoc{{Account: "root"}}
+	byKey := make(map[string]int, len(assocs)+1)
+	all := make([]Assoc, 1, len(assocs)+1)
+	all[0] = Assoc{Account: "root"}
 	byKey["root"] = 0
 	for _, a := range assocs {
 		if a.Account == "root" && a.User == "" {
@@ -106,7 +107,7 @@ func NewTree(assocs []Assoc, src string) (*Tree, error) {
 		kids[p] = append(kids[p], i)
 	}
 	// Tree order, which also finds the associations cut off by a cycle.
-	t := &Tree{byKey: map[string]int{}}
+	t := &Tree{byKey: byKey}
 	old := make([]int, 0, n) // old index in tree order
 	var walk func(i int)
 	walk = func(i int) {
@@ -128,15 +129,22 @@ func NewTree(assocs []Assoc, src string) (*Tree, error) {
 		}
 	}
 	at := make([]int, n)
+	inOrder := true // sshare lists parents first, siblings in order
 	for j, i := range old {
 		at[i] = j
+		inOrder = inOrder && i == j
 	}
-	t.assocs = make([]Assoc, n)
+	t.assocs = all
+	if !inOrder {
+		t.assocs = make([]Assoc, n)
+	}
 	t.parent = make([]int, n)
 	t.children = make([][]int, n)
 	for j, i := range old {
-		t.assocs[j] = all[i]
-		t.byKey[all[i].key()] = j
+		if !inOrder {
+			t.assocs[j] = all[i]
+			byKey[all[i].key()] = j // the same keys, now to tree order
+		}
 		if par[i] < 0 {
 			t.parent[j] = -1
 		} else {
