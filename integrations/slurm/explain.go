@@ -92,18 +92,27 @@ func Explain(rep *Report, tree *Tree, pending []PendingJob, nodes []Node, lease 
 	for _, part := range parts {
 		idx := byPart[part]
 		var pn []placement.Node
+		known := false // whether sinfo listed the partition
 		for _, n := range nodes {
+			if part != "" && partitioned && !slices.Contains(n.Partitions, part) {
+				continue
+			}
+			known = true
 			free := n.GPUs
 			if n.Used >= 0 {
 				free -= n.Used
 			}
-			if free > 0 && (part == "" || !partitioned || slices.Contains(n.Partitions, part)) {
+			if free > 0 {
 				pn = append(pn, placement.Node{ID: n.Name, GPUs: free})
 			}
 		}
 		if len(pn) == 0 {
+			why := "no free GPU in partition " + part
+			if !known {
+				why = "sinfo lists no partition " + part
+			}
 			for _, i := range idx {
-				out[i].Why = "no free GPU in partition " + part
+				out[i].Why = why
 			}
 			continue
 		}

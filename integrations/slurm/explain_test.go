@@ -122,7 +122,7 @@ func TestExplainCases(t *testing.T) {
 			"no association with this account and user"},
 		"a job without GPUs":   {PendingJob{ID: "1", Account: "nlp", User: "root"}, free, "needs no GPUs"},
 		"a full partition":     {PendingJob{ID: "1", Account: "nlp", User: "root", GPUs: 1, Partition: "debug"}, full, "no free GPU in partition debug"},
-		"an unknown partition": {PendingJob{ID: "1", Account: "nlp", User: "root", GPUs: 1, Partition: "gpu"}, full, "no free GPU in partition gpu"},
+		"an unknown partition": {PendingJob{ID: "1", Account: "nlp", User: "root", GPUs: 1, Partition: "gpu"}, full, "sinfo lists no partition gpu"},
 		"without partitions every node is tried": {PendingJob{ID: "1", Account: "nlp", User: "root", GPUs: 4, Partition: "debug"}, free,
 			"next in fair order"},
 	} {
