@@ -3,6 +3,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -111,11 +112,25 @@ func TestPropertyTreeWalkPicksTheLowestAtEveryLevel(t *testing.T) {
 				}
 			}
 		}
+		// A subtree's counts are its tenants' grants (renewals too), and
+		// its account its start plus their pre-credits.
+		grants, gpus := map[ledger.TenantID]int{}, map[ledger.TenantID]ledger.GPUs{}
+		all := map[ledger.TenantID]ledger.GPUSeconds{} // backfill's too
+		for _, g := range res.Grants {
+			for _, id := range path(g.Tenant) {
+				grants[id]++
+				gpus[id] += g.Demand
+				all[id] += preCredit(&s.opts, g.Demand, lease)
+			}
+		}
 		for _, sub := range res.Subtrees {
 			want := acc.tenants[sub.ID]
-			want.Alloc += credit[sub.ID]
-			if sub.End.Alloc < want.Alloc || sub.Depth < 1 || sub.Depth > 2 {
-				t.Fatalf("subtree %+v: pre-credits below %v", sub, want.Alloc)
+			want.Alloc += all[sub.ID]
+			if math.Abs(float64(sub.End.Alloc-want.Alloc)) > 1e-9*max(1, math.Abs(float64(want.Alloc))) || sub.Depth < 1 || sub.Depth > 2 {
+				t.Fatalf("subtree %+v: alloc %v after pre-credits, want %v", sub, sub.End.Alloc, want.Alloc)
+			}
+			if sub.Grants != grants[sub.ID] || sub.GPUs != gpus[sub.ID] {
+				t.Fatalf("subtree %s: %d grants of %d GPUs, its tenants have %d of %d", sub.ID, sub.Grants, sub.GPUs, grants[sub.ID], gpus[sub.ID])
 			}
 		}
 	})

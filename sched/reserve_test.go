@@ -74,8 +74,8 @@ func TestReserverHoldsNodesForAStarvingGang(t *testing.T) {
 		}
 		for _, r := range res.Released {
 			delete(s.run, r.Job)
-			if held && r.Reason.Code != Held {
-				t.Errorf("minute %d: %s released for %v, want held", m, r.Job, r.Reason)
+			if want := (Reason{Code: Held, By: "gang", LargestFree: -1, FreeTotal: -1}); held && r.Reason != want {
+				t.Errorf("minute %d: %s released for %#v, want %#v", m, r.Job, r.Reason, want)
 			}
 		}
 		for _, g := range res.Grants {
@@ -115,6 +115,52 @@ func TestReserverHoldsNodesForAStarvingGang(t *testing.T) {
 	if _, ok := rv.Held(); ok {
 		t.Fatal("hold still in force after the gang's grant")
 	}
+}
+
+// TestReserverRenewsJobsOffTheHeldNodes: while node-1 and node-2 are held
+// for the gang, an expiring job on node-3 is renewed where it is (its
+// tenant goes before b, whose jobs leaving the held nodes would take it).
+func TestReserverRenewsJobsOffTheHeldNodes(t *testing.T) {
+	s := newStarving(t)
+	if err := s.c.AddNode(placement.Node{ID: "node-3", GPUs: 8}); err != nil {
+		t.Fatal(err)
+	}
+	c8 := placement.Placement{Slots: []placement.Slot{slot("node-3", 0, 1, 2, 3, 4, 5, 6, 7)}}
+	if err := s.c.Allocate("c8", c8); err != nil {
+		t.Fatal(err)
+	}
+	s.acc.tenant("c", 500, 1000, 1) // served before b, whose expiring job would take node-3
+	s.acc.job("c8", 0.5)
+	rv := &Reserver{After: time.Minute}
+	var x Rounder
+	for m := range 4 { // held at minute 1
+		in := s.input(m, true)
+		if m == 3 {
+			in.Candidates = append(in.Candidates, Candidate{Job: "c8", Tenant: "c", Demand: 8, Submit: t0, Running: true, Placement: c8, Leases: 1})
+		}
+		res, err := rv.Round(&x, t0.Add(time.Duration(m)*time.Minute), in, Options{})
+		if err != nil {
+			t.Fatalf("minute %d: %v", m, err)
+		}
+		for _, r := range res.Released {
+			if r.Job == "c8" {
+				t.Fatalf("minute %d: c8 released (%v) from a node that is not held", m, r.Reason)
+			}
+			delete(s.run, r.Job)
+		}
+		if m == 1 {
+			if h, ok := rv.Held(); !ok || !slices.Equal(h.Nodes, []string{"node-1", "node-2"}) {
+				t.Fatalf("hold %+v (%v), want node-1 and node-2", h, ok)
+			}
+		}
+		if m == 3 && !slices.ContainsFunc(res.Grants, func(g Grant) bool { return g.Job == "c8" && g.Kind == Renewed }) {
+			t.Fatalf("grants %+v: c8 not renewed in place", res.Grants)
+		}
+	}
+	if p, ok := s.c.Allocation("c8"); !ok || !p.Equal(c8) {
+		t.Fatalf("c8 holds %v (%v), want %v", p, ok, c8)
+	}
+	verifyCluster(t, s.c)
 }
 
 func TestReserverRejects(t *testing.T) {
