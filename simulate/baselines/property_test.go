@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
@@ -111,4 +112,28 @@ func yarnAlone(s *simulate.State, d simulate.Decision, tn string, capacity int) 
 		}
 	}
 	return n == 1 && big
+}
+
+// TestPropertyTraitsMatchExhaustive runs every policy, under each
+// placement mode and with a spread slowdown or none, on random traces with
+// the engine's shortcuts (the Traits each policy declares) and without
+// them (simulate.Config.Exhaustive): simulate.CompareExhaustive must find
+// the runs identical.
+func TestPropertyTraitsMatchExhaustive(t *testing.T) {
+	quotas := map[string]float64{"a": 0.5, "b": 0.25, "c": 0.25}
+	for _, m := range []placement.Mode{placement.Strict, placement.FewestNodes} {
+		t.Run(m.String(), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				jobs := genTrace(t)
+				cfg := simConfig(rapid.IntRange(2, 4).Draw(t, "nodes"), 8, quotas)
+				cfg.Placement = m
+				cfg.SpreadSlowdown = rapid.SampledFrom([]float64{1, 0.8, 0.5}).Draw(t, "spreadSlowdown")
+				for _, e := range All() {
+					if _, err := simulate.CompareExhaustive(cfg, func() trace.Source { return trace.FromJobs(jobs) }, e.New); err != nil {
+						t.Fatalf("%s: %v", e.Name, err)
+					}
+				}
+			})
+		})
+	}
 }
