@@ -8,18 +8,20 @@ import (
 )
 
 // FuzzConfigValidate: no configuration makes Validate panic or allocate a
-// cluster beyond MaxNodes and MaxClusterGPUs; an oversized one is
-// ErrConfig.
+// cluster beyond MaxNodes and MaxClusterGPUs; an oversized one, or one
+// with a SpreadSlowdown outside [0, 1], is ErrConfig.
 func FuzzConfigValidate(f *testing.F) {
-	f.Add(100, 8, int64(10*time.Second), int64(15*time.Minute), int64(10*time.Second), int64(30*time.Second))
-	f.Add(math.MaxInt, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0))
-	f.Add(10000000, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0))
-	f.Add(100, math.MaxInt, int64(time.Second), int64(time.Hour), int64(0), int64(0))
-	f.Add(1, 1, int64(-1), int64(-1), int64(-1), int64(1<<62))
-	f.Fuzz(func(t *testing.T, nodes, gpn int, interval, lease, ckpt, cold int64) {
+	f.Add(100, 8, int64(10*time.Second), int64(15*time.Minute), int64(10*time.Second), int64(30*time.Second), 1.0)
+	f.Add(math.MaxInt, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0), 0.8)
+	f.Add(10000000, 8, int64(time.Second), int64(time.Hour), int64(0), int64(0), 0.0)
+	f.Add(100, math.MaxInt, int64(time.Second), int64(time.Hour), int64(0), int64(0), 1.5)
+	f.Add(1, 1, int64(-1), int64(-1), int64(-1), int64(1<<62), math.NaN())
+	f.Add(100, 8, int64(10*time.Second), int64(15*time.Minute), int64(10*time.Second), int64(30*time.Second), -0.5)
+	f.Fuzz(func(t *testing.T, nodes, gpn int, interval, lease, ckpt, cold int64, slow float64) {
 		cfg := DefaultConfig(nodes, gpn, map[string]float64{"x": 1})
 		cfg.Interval, cfg.Lease = time.Duration(interval), time.Duration(lease)
 		cfg.Checkpoint, cfg.ColdStart = time.Duration(ckpt), time.Duration(cold)
+		cfg.SpreadSlowdown = slow
 		oversized := nodes > MaxNodes || (nodes > 0 && gpn > MaxClusterGPUs/nodes)
 		if !oversized && nodes > 4096 {
 			return // a valid large cluster: building it only costs time
@@ -27,6 +29,9 @@ func FuzzConfigValidate(f *testing.F) {
 		err := cfg.Validate()
 		if oversized && !errors.Is(err, ErrConfig) {
 			t.Fatalf("%d × %d GPUs: %v, want ErrConfig", nodes, gpn, err)
+		}
+		if !(slow >= 0 && slow <= 1) && !errors.Is(err, ErrConfig) {
+			t.Fatalf("SpreadSlowdown %v: %v, want ErrConfig", slow, err)
 		}
 		if err != nil && !errors.Is(err, ErrConfig) {
 			t.Fatalf("an error that is not ErrConfig: %v", err)
