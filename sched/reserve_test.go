@@ -73,6 +73,9 @@ func TestReserverHoldsNodesForAStarvingGang(t *testing.T) {
 			}
 		}
 		for _, r := range res.Released {
+			if exp := ledger.JobID(fmt.Sprintf("b%02d", m%16)); r.Job != exp {
+				t.Fatalf("minute %d: %s released; only %s's lease ends", m, r.Job, exp)
+			}
 			delete(s.run, r.Job)
 			if want := (Reason{Code: Held, By: "gang", LargestFree: -1, FreeTotal: -1}); held && r.Reason != want {
 				t.Errorf("minute %d: %s released for %#v, want %#v", m, r.Job, r.Reason, want)
@@ -133,7 +136,7 @@ func TestReserverRenewsJobsOffTheHeldNodes(t *testing.T) {
 	s.acc.job("c8", 0.5)
 	rv := &Reserver{After: time.Minute}
 	var x Rounder
-	for m := range 4 { // held at minute 1
+	for m := range 4 { // held at minute 1; c8's lease ends at minute 3
 		in := s.input(m, true)
 		if m == 3 {
 			in.Candidates = append(in.Candidates, Candidate{Job: "c8", Tenant: "c", Demand: 8, Submit: t0, Running: true, Placement: c8, Leases: 1})
@@ -157,10 +160,50 @@ func TestReserverRenewsJobsOffTheHeldNodes(t *testing.T) {
 			t.Fatalf("grants %+v: c8 not renewed in place", res.Grants)
 		}
 	}
-	if p, ok := s.c.Allocation("c8"); !ok || !p.Equal(c8) {
-		t.Fatalf("c8 holds %v (%v), want %v", p, ok, c8)
+	// Once more, with c served after b: b03, leaving the held nodes,
+	// preempts c8. Released lists both, in input order.
+	in := s.input(4, true)
+	in.Candidates = append(in.Candidates, Candidate{Job: "c8", Tenant: "c", Demand: 8, Submit: t0, Running: true, Placement: c8, Leases: 2})
+	s.acc.tenant("c", 5000, 1000, 1)
+	res, err := rv.Round(&x, t0.Add(4*time.Minute), in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Released {
+		got = append(got, fmt.Sprintf("%s %v", r.Job, r.Reason.Code))
+	}
+	if want := []string{"b04 held", "c8 preempted"}; !slices.Equal(got, want) {
+		t.Fatalf("released %v, want %v", got, want)
 	}
 	verifyCluster(t, s.c)
+}
+
+// TestReserverAdvancesFairShares: with Options.AdvanceFairShare the
+// rounds of a reservation, the one that grants the gang ahead of the round
+// included, still read every tenant's fair rate.
+func TestReserverAdvancesFairShares(t *testing.T) {
+	s := newStarving(t)
+	rv := &Reserver{After: time.Minute}
+	var x Rounder
+	for m := range 30 {
+		res, err := rv.Round(&x, t0.Add(time.Duration(m)*time.Minute), s.input(m, s.run != nil), Options{AdvanceFairShare: true})
+		if err != nil {
+			t.Fatalf("minute %d: %v", m, err)
+		}
+		for _, r := range res.Released {
+			delete(s.run, r.Job)
+		}
+		for _, g := range res.Grants {
+			if g.Job == "gang" {
+				if g.Stage != Reserved {
+					t.Fatalf("gang granted in stage %v", g.Stage)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("the gang was never granted")
 }
 
 func TestReserverRejects(t *testing.T) {
