@@ -478,6 +478,47 @@ func TestEmptyRound(t *testing.T) {
 	}
 }
 
+// TestFailedDemandsAroundTheMemoBoundary: demands below 64 GPUs are
+// remembered in a bit set, larger ones in a map. On 128 GPUs with 66 held,
+// every demand from 63 up fails, and each of its later candidates waits
+// for the same reason; the one 1-GPU job is granted.
+func TestFailedDemandsAroundTheMemoBoundary(t *testing.T) {
+	cl := cluster(t, 2, 64)
+	used := placement.Placement{Slots: []placement.Slot{{Node: "node-1", GPUs: make([]int, 64)}, slot("node-2", 0, 1)}}
+	for i := range used.Slots[0].GPUs {
+		used.Slots[0].GPUs[i] = i
+	}
+	if err := cl.Allocate("other", used); err != nil {
+		t.Fatal(err)
+	}
+	acc := newAccounts()
+	acc.tenant("a", 0, 1000, 1)
+	var cands []Candidate
+	for i, d := range []ledger.GPUs{63, 64, 65, 63, 64, 65, 1} {
+		id := ledger.JobID(fmt.Sprintf("j%d", i))
+		acc.job(id, 0)
+		cands = append(cands, Candidate{Job: id, Tenant: "a", Demand: d, Submit: t0.Add(time.Duration(i) * time.Second)})
+	}
+	var tried []ledger.JobID
+	res, err := Round(Input{Accounts: acc, Lease: lease, Placer: cl, Candidates: cands},
+		Options{Trace: func(s Step) { tried = append(tried, s.Job.Job) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Grants) != 1 || res.Grants[0].Job != "j6" {
+		t.Fatalf("grants %+v, want j6's alone", res.Grants)
+	}
+	for _, w := range res.Waiting {
+		if w.Reason.Code != NoFit || w.Reason.Need != int(w.Demand) || w.Reason.FreeTotal != 62 {
+			t.Errorf("%s (%d GPUs) waits: %v", w.Job, w.Demand, w.Reason)
+		}
+	}
+	if len(res.Waiting) != 6 || len(tried) != 8 { // j0 twice: the fair stage's pick, then backfill
+		t.Fatalf("waiting %d, steps %v", len(res.Waiting), tried)
+	}
+	verifyCluster(t, cl)
+}
+
 func TestPlacerFailureAfterPreemptionIsUndone(t *testing.T) {
 	cl := cluster(t, 1, 8)
 	e := placement.Placement{Slots: []placement.Slot{slot("node-1", 0, 1, 2, 3, 4, 5, 6, 7)}}
