@@ -13,7 +13,8 @@ type GandivaFairConfig struct {
 	// Quantum is the time-slice length: at every quantum boundary the whole
 	// allocation is recomputed from the stride passes, and running jobs that
 	// lose their turn are suspended. Zero means the engine's lease
-	// (State.Lease, 900 s in the reference configuration). Gandiva's
+	// (State.Lease, 900 s in the reference configuration; 15 minutes for a
+	// State without one). Gandiva's
 	// prototype slices in about a minute because it suspends in GPU memory;
 	// the simulator charges every suspension a checkpoint and every resume a
 	// cold start, so we slice at the same granularity as the lease-based

@@ -1,0 +1,169 @@
+package baselines
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/simulate"
+	"github.com/astraea-sched/astraea/simulate/trace"
+)
+
+// Fairness may be 1, the top of its documented range (0, 1].
+func TestThemisAcceptsFullFairness(t *testing.T) {
+	if _, err := NewThemis(ThemisConfig{Fairness: 1}); err != nil {
+		t.Fatalf("NewThemis(Fairness 1) = %v, want a policy", err)
+	}
+}
+
+// Strict AlloX leaves GPUs idle rather than give them to a tenant outside
+// the α share furthest below its share; without Strict those tenants' jobs
+// fill what is left.
+func TestAlloXStrictLeavesTheRestIdle(t *testing.T) {
+	quotas := map[string]float64{"a": 1, "b": 1}
+	for _, tc := range []struct {
+		name   string
+		strict bool
+		late   bool // b's job starts after t0
+	}{
+		{"without Strict the other tenant fills the idle GPUs", false, false},
+		{"with Strict the GPUs stay idle", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Two tenants, α = 0.5: one of them is served first (a, on the
+			// tie of two fresh tenants, by name); its job takes half of
+			// the node.
+			res := run(t, simConfig(1, 8, quotas), mustPolicy(NewAlloX(AlloXConfig{Alpha: 0.5, Strict: tc.strict}))(t),
+				job("a1", "a", 4, 0, 1000),
+				job("b1", "b", 4, 0, 1000),
+			)
+			if got := record(t, res, "a1").FirstStart; !got.Equal(t0) {
+				t.Fatalf("a1 first started at %v, want t0", got)
+			}
+			if got := record(t, res, "b1").FirstStart; got.After(t0) != tc.late {
+				t.Fatalf("b1 first started at %v; after t0: %v, want %v", got, got.After(t0), tc.late)
+			}
+		})
+	}
+}
+
+// A job promoted back to the top queue and demoted again is due for its
+// next promotion once it has waited PromoteKnob × the time it ran since
+// that promotion — not since it was submitted.
+func TestTiresiasPromotionCountsFromTheLastPromotion(t *testing.T) {
+	ti := mustPolicy(NewTiresias(TiresiasConfig{Thresholds: []float64{100}, PromoteKnob: 2}))(t)
+	js := &simulate.JobState{Job: job("j", "a", 1, 0, 5000), Status: simulate.Pending, Attained: 400 * time.Second}
+	// Promoted after 100 s of running (100 GPU·s), it ran 300 s more, was
+	// demoted, and stopped at 1000 s.
+	ti.jobs["j"] = &tiresiasJob{offset: 100, runAt: 100 * time.Second, lastStop: at(1000)}
+	s := &simulate.State{Now: at(1000), Pending: []*simulate.JobState{js}}
+	if got, want := ti.NextWakeup(s), at(1000+2*300); !got.Equal(want) {
+		t.Fatalf("next wakeup %v, want %v: 2 × the 300 s run since the promotion", got, want)
+	}
+}
+
+// A zero Quantum slices at the state's lease, or at 15 minutes for a state
+// without one (a caller driving the policy outside the engine).
+func TestGandivaFairQuantumWithoutALease(t *testing.T) {
+	g := mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t)
+	for _, tc := range []struct {
+		lease, want time.Duration
+	}{
+		{0, 15 * time.Minute},
+		{5 * time.Minute, 5 * time.Minute},
+	} {
+		if got := g.quantum(&simulate.State{Lease: tc.lease}); got != tc.want {
+			t.Errorf("quantum with lease %v = %v, want %v", tc.lease, got, tc.want)
+		}
+	}
+}
+
+// A queue of one GPU of capacity is ordered by its used ÷ capacity like
+// any other (only a queue without capacity sorts last): idle, it is served
+// at once, even beside an elastic queue with more capacity and more jobs
+// that would take every GPU.
+func TestYARNCSOneGPUQueueIsServed(t *testing.T) {
+	var jobs []trace.Job
+	for i := range 8 {
+		jobs = append(jobs, job(fmt.Sprint("a", i), "a", 1, 0, 1000))
+	}
+	jobs = append(jobs, job("z1", "z", 1, 0, 1000))
+	res := run(t, simConfig(1, 8, map[string]float64{"a": 7, "z": 1}), NewYARNCS(YARNConfig{Elastic: true}), jobs...)
+	if got := record(t, res, "z1").FirstStart; !got.Equal(t0) {
+		t.Fatalf("z1, the one job of the one-GPU queue, first started at %v, want t0", got)
+	}
+}
+
+// Work conservation: when the chosen gang cannot be placed (fragmentation),
+// waiting jobs that fit the GPUs left get them, down to a job that takes
+// exactly the last free GPUs.
+func TestTiresiasFillsFreeGPUsExactly(t *testing.T) {
+	// r1 holds 3 GPUs of node 1, r2 2 of node 2: 1 + 2 GPUs free. The
+	// chosen p1 needs 3 on one node and waits; p2 takes node 1's last GPU,
+	// and p3 the 2 of node 2, exactly what is left.
+	res := run(t, simConfig(2, 4, map[string]float64{"a": 1}), mustPolicy(NewTiresias(DefaultTiresiasConfig()))(t),
+		job("r1", "a", 3, 0, 1000),
+		job("r2", "a", 2, 1, 1000),
+		job("p1", "a", 3, 20, 100),
+		job("p2", "a", 1, 20, 100),
+		job("p3", "a", 2, 20, 100),
+	)
+	p1, p2, p3 := record(t, res, "p1"), record(t, res, "p2"), record(t, res, "p3")
+	if !p1.FirstStart.After(p2.FirstStart) {
+		t.Fatalf("p1 started at %v, not after p2 at %v: the scenario has no fragmentation", p1.FirstStart, p2.FirstStart)
+	}
+	if !p3.FirstStart.Equal(p2.FirstStart) {
+		t.Fatalf("p3 first started at %v, want with p2 at %v", p3.FirstStart, p2.FirstStart)
+	}
+}
+
+// Durations under one second are read as one second, so that a job of no
+// measurable length has a finite ρ.
+func TestThemisRhoOfASubSecondJob(t *testing.T) {
+	th := mustPolicy(NewThemis(DefaultThemisConfig()))(t)
+	for _, d := range []time.Duration{0, 500 * time.Millisecond} {
+		js := &simulate.JobState{Job: trace.Job{ID: "j", Tenant: "a", GPUs: 1, Submit: t0, Duration: d}, Remaining: d}
+		// Waited 10 s, d to go, read as lasting 1 s.
+		if got, want := th.Rho(js, at(10)), 10+d.Seconds(); got != want {
+			t.Errorf("ρ of a job of %v = %v, want %v", d, got, want)
+		}
+	}
+}
+
+// A guaranteed job that leaves gives its virtual cluster's cells back: the
+// tenant's next job is guaranteed again and takes back its GPUs from an
+// opportunistic job at once.
+func TestHiveDDepartureFreesTheCells(t *testing.T) {
+	res := run(t, simConfig(1, 8, map[string]float64{"a": 0.5, "b": 0.5}), mustPolicy(NewHiveD(HiveDConfig{}))(t),
+		job("a0", "a", 4, 0, 100),    // a's cells, until 100 s
+		job("b1", "b", 4, 1, 5000),   // b's cells
+		job("b2", "b", 4, 101, 5000), // opportunistic, on a0's GPUs
+		job("a1", "a", 4, 200, 100),  // a's cells again
+	)
+	if a1 := record(t, res, "a1"); a1.FirstStart.Sub(at(200)) > time.Minute {
+		t.Fatalf("a1 waited until %v for its own cells", a1.FirstStart)
+	}
+	if b2 := record(t, res, "b2"); b2.Preemptions != 1 {
+		t.Fatalf("opportunistic b2 preempted %d times, want 1", b2.Preemptions)
+	}
+}
+
+// When a guaranteed job cannot be placed even after stopping every
+// opportunistic job (its tenant's cells are free, but the free GPUs are
+// split across nodes), the jobs it stopped keep running.
+func TestHiveDUnplaceableJobStopsNobody(t *testing.T) {
+	res := run(t, simConfig(2, 4, map[string]float64{"a": 0.5, "b": 0.5}), mustPolicy(NewHiveD(HiveDConfig{NodeGPUs: 4}))(t),
+		job("b1", "b", 2, 0, 9000),   // b's cells; node 1
+		job("a0", "a", 4, 1, 100),    // a's cells; node 2, until about 110 s
+		job("aX", "a", 2, 2, 5000),   // opportunistic: the rest of node 1
+		job("b2", "b", 2, 150, 9000), // b's cells; node 2
+		job("a1", "a", 4, 200, 100),  // a's cells are free, no node is
+	)
+	aX, a1 := record(t, res, "aX"), record(t, res, "a1")
+	if !a1.FirstStart.After(at(300)) {
+		t.Fatalf("a1 started at %v: the scenario does not split the free GPUs", a1.FirstStart)
+	}
+	if aX.Preemptions != 0 {
+		t.Fatalf("opportunistic aX preempted %d times for a job that could not start", aX.Preemptions)
+	}
+}
