@@ -123,3 +123,27 @@ func ExampleProgress() {
 	// held 17m35s progress 16m40s checkpoint 20s cold start 30s lost 5s
 	// true
 }
+
+// A gang spread over more nodes than it needs runs at half rate: its
+// 1,000 s of work take 2,000 s held, half of them Spread. Resumed on the
+// nodes it needs, it runs at full rate again.
+func ExampleProgress_SetRate() {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	cfg := lease.SimConfig{Checkpoint: 10 * time.Second, ColdStart: 30 * time.Second}
+	p, _ := lease.NewProgress(1000 * time.Second)
+	_ = p.SetRate(0.5) // placed spread
+	_ = p.Start(t0)
+	end, _ := p.CompletesAt()
+	fmt.Println("spread, completes after", end.Sub(t0))
+
+	_ = p.Signal(t0.Add(600 * time.Second)) // preempted with 300 s of work done
+	r, _ := p.Release(t0.Add(time.Hour), cfg)
+	_ = p.SetRate(1) // resumed on the nodes it needs
+	_, _ = p.Restore(r.At, cfg)
+	end, _ = p.CompletesAt()
+	u := p.Usage(end)
+	fmt.Println("resumed, completes after", end.Sub(t0), "held", u.Held, "spread", u.Spread)
+	// Output:
+	// spread, completes after 33m20s
+	// resumed, completes after 22m20s held 22m20s spread 5m0s
+}

@@ -13,7 +13,8 @@ import (
 // While it holds GPUs a job either pauses (a cold start after a restore, then
 // any renewal checkpoint) or makes progress at its rate until its work is
 // done: one second of work per second held, or less for a job spread over
-// more nodes than it needs ([Progress.SetRate]). A checkpoint signal ([Progress.Signal]) stops progress;
+// more nodes than it needs ([Progress.SetRate]). A checkpoint signal
+// ([Progress.Signal]) stops progress;
 // [Progress.Release] ends the flush Checkpoint after the signal, losing the
 // partial iteration in flight, or — if that is past the deadline — at the
 // deadline, losing everything since the last snapshot that reached the disk.
