@@ -104,6 +104,12 @@ type Config struct {
 	// Accounts is the fairness mode of the ledger policies read
 	// (ledger.QuotaShare, Eq. 16, is what the paper's simulator used).
 	Accounts ledger.Mode
+	// History is how much of the past the policies' accounts remember:
+	// the zero value (ledger.Unbounded) is the paper's ratio over the
+	// whole run; ledger.TrailingWindow(24 * time.Hour) approximates the
+	// authors' simulator, which selects over its last 24 hourly buckets.
+	// The results' ρ are read from unbounded books either way.
+	History ledger.History
 	// Metrics is the fairness mode of the ledger the job and tenant ρ in the
 	// results are read from. When it differs from Accounts the engine keeps
 	// a second ledger for the metrics.
@@ -335,6 +341,8 @@ func (c *Config) validate() error {
 		return configErr("unknown placement %v", c.Placement)
 	case !(c.SpreadSlowdown >= 0 && c.SpreadSlowdown <= 1):
 		return configErr("SpreadSlowdown %v must lie in (0, 1] (0 means 1, no slowdown)", c.SpreadSlowdown)
+	case !validHistory(c.History):
+		return configErr("History %v: a window or half-life must be positive", c.History)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}
@@ -350,4 +358,11 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// validHistory reports whether the ledger accepts h (a ledger of one GPU
+// says it, and is the one place the rule lives).
+func validHistory(h ledger.History) bool {
+	_, err := ledger.New(ledger.Config{Capacity: 1, History: h})
+	return err == nil
 }

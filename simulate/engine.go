@@ -331,29 +331,38 @@ func (e *engine) openBooks() error {
 	// Tenant intervals are recorded under both equations (the paper's
 	// simulator selects by Eq. 16 and reports Eq. 8), so a run with
 	// intervals keeps a book of each mode.
-	modes := []ledger.Mode{e.cfg.Accounts}
+	//
+	// The policies read the first book. When their accounts forget the
+	// past (Config.History), that book serves them alone and the others
+	// are kept as without it.
+	var modes []ledger.Mode
+	windowed := e.cfg.History != ledger.Unbounded()
+	if windowed {
+		l, err := e.openBook(ledger.Config{Mode: e.cfg.Accounts, History: e.cfg.History})
+		if err != nil {
+			return err
+		}
+		e.books = append(e.books, l)
+	} else {
+		modes = append(modes, e.cfg.Accounts)
+	}
 	for _, m := range []ledger.Mode{e.cfg.Metrics, ledger.DemandAware, ledger.QuotaShare} {
 		if !slices.Contains(modes, m) && (m == e.cfg.Metrics || len(e.cfg.Intervals) > 0) {
 			modes = append(modes, m)
 		}
 	}
 	for _, m := range modes {
-		lc := ledger.Config{Mode: m, Capacity: ledger.GPUs(e.capacity), Start: e.start}
-		if m != e.cfg.Accounts && m != e.cfg.Metrics {
+		lc := ledger.Config{Mode: m}
+		if m != e.cfg.Metrics && (windowed || m != e.cfg.Accounts) {
 			// A book kept for tenant intervals alone is never asked
 			// about anything older than the longest interval, so it
 			// keeps no more: its memory stays that of a window, not of
 			// the whole run.
 			lc.History = ledger.TrailingWindow(slices.Max(e.cfg.Intervals))
 		}
-		l, err := ledger.New(lc)
+		l, err := e.openBook(lc)
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-		for _, t := range e.tenants {
-			if err := l.AddTenant(e.start, ledger.TenantID(t), e.cfg.Quotas[t]); err != nil {
-				return fmt.Errorf("%w: %w", ErrConfig, err)
-			}
+			return err
 		}
 		e.books = append(e.books, l)
 		e.byMode[modeIndex(m)] = l
@@ -377,6 +386,22 @@ func (e *engine) openBooks() error {
 }
 
 func (e *engine) at(d time.Duration) time.Time { return e.start.Add(d) }
+
+// openBook returns a ledger of the cluster's capacity from the start, of
+// mode and history c, with every tenant added.
+func (e *engine) openBook(c ledger.Config) (*ledger.Ledger, error) {
+	c.Capacity, c.Start = ledger.GPUs(e.capacity), e.start
+	l, err := ledger.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	for _, t := range e.tenants {
+		if err := l.AddTenant(e.start, ledger.TenantID(t), e.cfg.Quotas[t]); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	return l, nil
+}
 
 // modeIndex is the index of mode m in engine.byMode.
 func modeIndex(m ledger.Mode) int {

@@ -159,7 +159,8 @@ func TestAstraeaPolicies(t *testing.T) {
 }
 
 // TestPropertyShortcutsMatchExhaustive runs every variant of the policy,
-// under each placement mode and new-job order, on random workloads with
+// under each placement mode and new-job order, with accounts that remember
+// everything or a trailing window, on random workloads with
 // the engine's shortcuts (the policy's Traits) and without them
 // (simulate.Config.Exhaustive): the runs must be identical.
 func TestPropertyShortcutsMatchExhaustive(t *testing.T) {
@@ -169,6 +170,9 @@ func TestPropertyShortcutsMatchExhaustive(t *testing.T) {
 				rapid.Check(t, func(t *rapid.T) {
 					cfg, jobs := genVariedWorkload(t)
 					cfg.Placement = m
+					if rapid.Bool().Draw(t, "windowed accounts") {
+						cfg.History = ledger.TrailingWindow(sec(rapid.SampledFrom([]int{60, 600, 3600}).Draw(t, "window")))
+					}
 					o := DefaultOptions()
 					o.NewJobs = nj
 					v := rapid.SampledFrom(Variants(o)).Draw(t, "variant")

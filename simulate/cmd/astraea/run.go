@@ -49,6 +49,7 @@ type options struct {
 	noBackfill        bool
 	placement         string
 	spreadSlowdown    float64
+	history           time.Duration
 	newJobs           string
 	starvedBelow      float64
 	waitFirst         time.Duration
@@ -103,6 +104,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
 	fs.StringVar(&o.placement, "placement", placement.Strict.String(), "placement of every policy: \"strict\" (a gang one node could hold waits for one node) or \"spread\" (the fewest nodes its free GPUs allow)")
+	fs.DurationVar(&o.history, "history", 0, "how far back the policies' accounts remember: a trailing window `D` (0: the whole run, the paper's; the authors' simulator uses 24h)")
 	fs.Float64Var(&o.spreadSlowdown, "spread-slowdown", 1, "progress rate `S` in (0, 1] of a job placed on more nodes than its minimum, until it is placed again (1: no slowdown)")
 	fs.StringVar(&o.newJobs, "new-jobs", astraea.FIFO.String(), "astraea: order of a tenant's new jobs: \"fifo\" or \"smallest\" (smallest demand first)")
 	fs.BoolVar(&o.noBackfill, "no-backfill", false, "astraea: end a round when every tenant has left play (no backfill stage)")
@@ -453,6 +455,9 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	cfg.DropOverQuota = o.dropOverQuota
 	cfg.Placement = pmode
 	cfg.SpreadSlowdown = o.spreadSlowdown
+	if o.history > 0 {
+		cfg.History = ledger.TrailingWindow(o.history)
+	}
 	if o.phases < 1 || o.phases > maxPhases || o.interval/time.Duration(max(o.phases, 1)) == 0 {
 		return nil, fmt.Errorf("-phases %d: want 1 to %d, and at most one per nanosecond of -interval", o.phases, maxPhases)
 	}
