@@ -93,7 +93,8 @@ func slotsOn(c *placement.Cluster, gpus []int) (placement.Placement, bool) {
 
 // TestSpreadSlowdownTimelines: hand-computed runs of one job with a spread
 // slowdown (checkpoint 10 s, cold start 30 s, renewals without a
-// checkpoint unless stated, nodes of 8 GPUs).
+// checkpoint unless stated, nodes of 8 GPUs), the same with the engine's
+// shortcuts and without.
 func TestSpreadSlowdownTimelines(t *testing.T) {
 	spread16 := []int{4, 4, 8} // 16 GPUs on 3 nodes, 2 would do
 	tests := map[string]struct {
@@ -155,8 +156,14 @@ func TestSpreadSlowdownTimelines(t *testing.T) {
 			cfg.SpreadSlowdown = tc.slow
 			cfg.CheckpointOnRenew = tc.ckptRen
 			cfg.Iteration = tc.iter
-			p := &placed{attempts: map[string][]attempt{"a": tc.attempts}, renew: tc.renew}
-			r := mustRun(t, cfg, src(tj("a", "x", tc.gpus, 0, 1000)), p)
+			jobs := []trace.Job{tj("a", "x", tc.gpus, 0, 1000)}
+			// The same run without the engine's shortcuts, too.
+			r, err := CompareExhaustive(cfg, func() trace.Source { return src(jobs...) }, func() (Policy, error) {
+				return &placed{attempts: map[string][]attempt{"a": tc.attempts}, renew: tc.renew}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 			a := jobByID(t, r, "a")
 			got := [...]time.Duration{a.End.Sub(t0), a.Held, a.Checkpoint, a.ColdStart, a.Lost, a.Spread}
 			want := [...]time.Duration{sec(tc.end), sec(tc.held), sec(tc.ckpt), sec(tc.cold), sec(tc.lost), sec(tc.spread)}
