@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
@@ -165,5 +166,71 @@ func TestHiveDUnplaceableJobStopsNobody(t *testing.T) {
 	}
 	if aX.Preemptions != 0 {
 		t.Fatalf("opportunistic aX preempted %d times for a job that could not start", aX.Preemptions)
+	}
+}
+
+// Stride scheduling's join rule: a tenant that becomes active joins at the
+// smallest pass among the active tenants, so it is not owed the quanta it
+// was away for: a newcomer alternates with the tenant already there
+// instead of running alone until its pass catches up.
+func TestGandivaFairNewcomerEarnsNoCredit(t *testing.T) {
+	const q = 900 // the reference lease, the default quantum
+	var bStart time.Time
+	aRuns := 0 // quanta a's jobs were granted anew in the 4 after b1 first started
+	p := &observer{Policy: mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t),
+		onTick: func(s *simulate.State, d simulate.Decision) {
+			for _, g := range d.Grants {
+				switch {
+				case g.Job == "b1" && bStart.IsZero():
+					bStart = s.Now
+				case g.Job != "b1" && !g.Renew && !bStart.IsZero() && s.Now.Sub(bStart) < 4*q*time.Second:
+					aRuns++
+				}
+			}
+		}}
+	// a's two jobs share one GPU, a quantum each, for 8 quanta; then b
+	// joins.
+	run(t, simConfig(1, 1, map[string]float64{"a": 1, "b": 1}), p,
+		job("a1", "a", 1, 0, 20*q),
+		job("a2", "a", 1, 0, 20*q),
+		job("b1", "b", 1, 8*q+1, 20*q),
+	)
+	if aRuns < 1 {
+		t.Fatalf("b1 ran alone for the 4 quanta after it first started at %v: it was credited its absence", bStart)
+	}
+}
+
+// When the cluster it is given changes size, HiveD rebuilds its tenants'
+// cells and a running guaranteed job takes back its cells where they still
+// fit: it stays guaranteed, and does not become the first to be preempted.
+func TestHiveDKeepsCellsWhenTheClusterGrows(t *testing.T) {
+	h := mustPolicy(NewHiveD(HiveDConfig{}))(t)
+	state := func(nodes int, running, pending []*simulate.JobState) *simulate.State {
+		ns := make([]placement.Node, nodes)
+		for i := range ns {
+			ns[i] = placement.Node{ID: fmt.Sprint("n", i), GPUs: 8}
+		}
+		cl, err := placement.NewCluster(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, js := range running {
+			if err := cl.Allocate(js.Job.ID, js.Placement); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return &simulate.State{Now: t0, Cluster: cl, Quotas: map[string]float64{"a": 1}, Capacity: 8 * nodes, Running: running, Pending: pending}
+	}
+	a1 := &simulate.JobState{Job: job("a1", "a", 4, 0, 1000), Status: simulate.Pending}
+	d, err := h.Schedule(state(1, nil, []*simulate.JobState{a1}))
+	if err != nil || len(d.Grants) != 1 || h.Opportunistic("a1") {
+		t.Fatalf("first round: %+v, %v; a1 opportunistic %v, want a guaranteed start", d, err, h.Opportunistic("a1"))
+	}
+	a1.Status, a1.Placement = simulate.Running, d.Grants[0].Placement
+	if _, err := h.Schedule(state(2, []*simulate.JobState{a1}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if h.Opportunistic("a1") {
+		t.Fatal("a1 lost its cells when the cluster grew")
 	}
 }
