@@ -48,9 +48,10 @@ const (
 // workerMemory is the soft memory limit of the command per point run at
 // once. The garbage collector's default pacing lets the heap grow to
 // twice the live heap: a run of Philly 14 d at 140 × 8 GPUs with 5 min
-// leases then takes 78 MiB of memory, and 62 MiB under this limit, at no
-// measurable cost in processor time.
-const workerMemory = 56 << 20
+// leases then takes 78 MiB of memory; under this limit 51 MiB (under
+// 56 MiB, 59 MiB), at no measurable cost in processor time (under 40 MiB
+// it costs some 15 % more), so that a worker stays within 64 MiB.
+const workerMemory = 48 << 20
 
 // sweepOwned reports whether the sweep sets the main command's flag name
 // itself, so that a grid may not vary it: the runs' output goes to the
