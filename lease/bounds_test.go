@@ -217,3 +217,23 @@ func TestUsageSumsSaturate(t *testing.T) {
 		}
 	})
 }
+
+// Expired counts a lease end in the first or the last second the table can
+// count like any other: one that ended by the query time is listed, one
+// that has not is not.
+func TestExpiredAtTheEndsOfTheCountableYears(t *testing.T) {
+	for name, sec := range map[string]int64{"the first second": minProgressSec, "the last second": maxProgressSec} {
+		t.Run(name, func(t *testing.T) {
+			tb := newTable(t, Config{Lease: 100 * time.Millisecond})
+			start := time.Unix(sec, 0)
+			must(t, tb.Submit(start, "j"))
+			must(t, tb.Start(start, "j"))
+			if got := tb.Expired(start.Add(50 * time.Millisecond)); len(got) != 0 {
+				t.Errorf("Expired before the lease end = %v, want none", got)
+			}
+			if got := tb.Expired(start.Add(500 * time.Millisecond)); len(got) != 1 {
+				t.Errorf("Expired after the lease end = %v, want [j]", got)
+			}
+		})
+	}
+}
