@@ -2,6 +2,8 @@ package baselines
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"testing"
 	"time"
 
@@ -232,5 +234,146 @@ func TestHiveDKeepsCellsWhenTheClusterGrows(t *testing.T) {
 	}
 	if h.Opportunistic("a1") {
 		t.Fatal("a1 lost its cells when the cluster grew")
+	}
+}
+
+// A job larger than a node cell needs wholly free node cells: a node cell
+// with some GPUs in use does not count as one, however large it is.
+func TestHiveDLargeJobNeedsWhollyFreeNodeCells(t *testing.T) {
+	vc := &hivedVC{cap: []int{8, 8}, free: []int{4, 4}}
+	if uses, ok := vc.alloc(12, 8); ok {
+		t.Fatalf("a 12-GPU job took %v from 8 free GPUs in two half-used node cells", uses)
+	}
+	vc = &hivedVC{cap: []int{8, 8}, free: []int{4, 8}}
+	if _, ok := vc.alloc(12, 8); !ok || vc.free[0] != 0 || vc.free[1] != 0 {
+		t.Fatalf("a 12-GPU job on a wholly free node cell and a half-used one: ok %v, free %v, want true and [0 0]", ok, vc.free)
+	}
+}
+
+// A tenant whose weight is not a positive finite number gets no GPUs; the
+// others share the cluster.
+func TestCapacitiesGiveNothingToUnweightedTenants(t *testing.T) {
+	got := capacities(map[string]float64{"a": 1, "b": 0, "c": -1, "d": math.NaN(), "e": math.Inf(1)}, 8)
+	want := map[string]int{"a": 8, "b": 0, "c": 0, "d": 0, "e": 0}
+	if !maps.Equal(got, want) {
+		t.Fatalf("capacities = %v, want %v", got, want)
+	}
+}
+
+// A queue without capacity (its share rounded down to no GPU) sorts after
+// every queue with some, whatever the names: with Elastic it runs only on
+// GPUs the others leave idle.
+func TestYARNCSQueueWithoutCapacityGoesLast(t *testing.T) {
+	quotas := map[string]float64{"a": 0.1, "y": 1, "z": 1} // on 2 GPUs: a 0, y 1, z 1
+	if c := capacities(quotas, 2); c["a"] != 0 || c["y"] != 1 || c["z"] != 1 {
+		t.Fatalf("capacities %v, want a 0, y 1, z 1", c)
+	}
+	res := run(t, simConfig(1, 2, quotas), NewYARNCS(YARNConfig{Elastic: true}),
+		job("a1", "a", 1, 0, 1000),
+		job("y1", "y", 1, 0, 1000),
+		job("z1", "z", 1, 0, 1000),
+	)
+	if got := record(t, res, "a1").FirstStart; !got.After(t0) {
+		t.Fatalf("a1, of the queue without capacity, started at %v while y and z wanted every GPU", got)
+	}
+}
+
+// AlloX gives the cluster to its order while any GPU is free: a one-GPU
+// job takes the last free GPU.
+func TestAlloXFillsTheLastGPU(t *testing.T) {
+	res := run(t, simConfig(1, 2, map[string]float64{"a": 1}), mustPolicy(NewAlloX(AlloXConfig{Alpha: 1}))(t),
+		job("a1", "a", 1, 0, 100),
+		job("a2", "a", 1, 0, 200),
+	)
+	for _, id := range []string{"a1", "a2"} {
+		if got := record(t, res, id).FirstStart; !got.Equal(t0) {
+			t.Errorf("%s first started at %v, want t0: two GPUs for two one-GPU jobs", id, got)
+		}
+	}
+}
+
+// When the cluster it is given shrinks, a running job whose cell is gone
+// becomes opportunistic, and the round goes on.
+func TestHiveDShrinkingClusterDropsGoneCells(t *testing.T) {
+	h := mustPolicy(NewHiveD(HiveDConfig{}))(t)
+	state := func(nodes int, running, pending []*simulate.JobState) *simulate.State {
+		ns := make([]placement.Node, nodes)
+		for i := range ns {
+			ns[i] = placement.Node{ID: fmt.Sprint("n", i), GPUs: 8}
+		}
+		cl, err := placement.NewCluster(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, js := range running {
+			pl, err := cl.Place(js.Job.GPUs)
+			if err == nil {
+				err = cl.Allocate(js.Job.ID, pl)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			js.Status, js.Placement = simulate.Running, pl
+		}
+		return &simulate.State{Now: t0, Cluster: cl, Quotas: map[string]float64{"a": 1}, Capacity: 8 * nodes, Running: running, Pending: pending}
+	}
+	a0 := &simulate.JobState{Job: job("a0", "a", 8, 0, 1000), Status: simulate.Pending}
+	a1 := &simulate.JobState{Job: job("a1", "a", 8, 0, 1000), Status: simulate.Pending}
+	// Two node cells: a0 takes the first, a1 the second.
+	if d, err := h.Schedule(state(2, nil, []*simulate.JobState{a0, a1})); err != nil || len(d.Grants) != 2 {
+		t.Fatalf("first round: %+v, %v", d, err)
+	}
+	// One node left, a1 on it: the second cell is gone.
+	if _, err := h.Schedule(state(1, []*simulate.JobState{a1}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !h.Opportunistic("a1") {
+		t.Fatal("a1 kept a cell the smaller cluster does not have")
+	}
+}
+
+// With EstimateError ε a job's remaining time is read as Remaining × (1 +
+// ε·u), u in [−1, 1] from the job id: across jobs some are read short and
+// some long, none by more than ε.
+func TestThemisEstimateErrorIsTwoSided(t *testing.T) {
+	th := mustPolicy(NewThemis(ThemisConfig{Fairness: 0.8, EstimateError: 0.5, Seed: 7}))(t)
+	short, long := 0, 0
+	for i := range 200 {
+		js := &simulate.JobState{Job: job(fmt.Sprint("j", i), "a", 1, 0, 100), Remaining: 40 * time.Second}
+		// Waited 300 s, 40 s to go, 100 s alone: exactly 3.4, read in
+		// [3.2, 3.6] with ε = 0.5.
+		switch rho := th.Rho(js, at(300)); {
+		case rho < 3.2 || rho > 3.6:
+			t.Fatalf("ρ of %s = %v, outside [3.2, 3.6]", js.Job.ID, rho)
+		case rho < 3.4:
+			short++
+		case rho > 3.4:
+			long++
+		}
+	}
+	if short < 50 || long < 50 {
+		t.Fatalf("of 200 jobs %d read short and %d long, want both sides well represented", short, long)
+	}
+}
+
+// Between quantum boundaries Gandiva_fair fills freed GPUs in pass order;
+// when the job chosen cannot be placed (its GPUs are free by count but
+// split across nodes), the waiting jobs that fit take them instead.
+func TestGandivaFairFillsAroundAnUnplaceableGang(t *testing.T) {
+	// r1 holds 3 GPUs of node 1, r2 2 of node 2: 1 + 2 free. p1 (3 GPUs)
+	// is chosen and cannot be placed; p2 and p3 fit exactly.
+	res := run(t, simConfig(2, 4, map[string]float64{"a": 1}), mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t),
+		job("r1", "a", 3, 0, 5000),
+		job("r2", "a", 2, 0, 5000),
+		job("p1", "a", 3, 20, 100),
+		job("p2", "a", 1, 20, 100),
+		job("p3", "a", 2, 20, 100),
+	)
+	p1, p2, p3 := record(t, res, "p1"), record(t, res, "p2"), record(t, res, "p3")
+	if !p1.FirstStart.After(p2.FirstStart) {
+		t.Fatalf("p1 started at %v, not after p2 at %v: the scenario has no fragmentation", p1.FirstStart, p2.FirstStart)
+	}
+	if p2.FirstStart.Sub(at(20)) > time.Minute || !p3.FirstStart.Equal(p2.FirstStart) {
+		t.Fatalf("p2 and p3 first started at %v and %v, want both at their arrival, %v", p2.FirstStart, p3.FirstStart, at(20))
 	}
 }
