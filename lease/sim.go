@@ -140,7 +140,8 @@ func (s *Sim) Restore(at time.Time, job ledger.JobID) (time.Duration, error) {
 }
 
 // Progress returns a job's retained progress at at (work done that survives)
-// and the work it needs in total.
+// and the work it needs in total; for a job the Sim does not know, ok is
+// false and both durations are zero.
 func (s *Sim) Progress(job ledger.JobID, at time.Time) (progress, work time.Duration, ok bool) {
 	p, ok := s.jobs[job]
 	if !ok {

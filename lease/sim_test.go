@@ -109,3 +109,12 @@ func TestSimRejectsMisuse(t *testing.T) {
 		t.Errorf("Progress = %v %v %v", p, w, ok)
 	}
 }
+
+// A job the Sim does not know has no progress and no work.
+func TestSimProgressOfAnUnknownJob(t *testing.T) {
+	sim, err := NewSim(SimConfig{})
+	must(t, err)
+	if p, w, ok := sim.Progress("nobody", t0); ok || p != 0 || w != 0 {
+		t.Fatalf("Progress of an unknown job = %v, %v, %v; want 0, 0, false", p, w, ok)
+	}
+}
