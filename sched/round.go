@@ -252,10 +252,10 @@ func (x *Rounder) Round(in Input, opts Options) (Result, error) {
 // account lookups, O(m) job account lookups, reward calls and heap
 // construction for the m candidates of the tenants the round reaches (once
 // the cluster is full the others are not read at all), and
-// O(g (log n + log T + π)) for the loops. The optimistic view is built at most once, in O(e π)
-// for e expiring jobs plus one copy of the Placer (O(levels + (nodes +
-// domains)/64) for placement.Cluster), when a new job first does not fit
-// on the free GPUs while expiring jobs are undecided.
+// O(g (log n + log T + π)) for the loops. The optimistic view is built at
+// most once, in O(e π) for e expiring jobs plus one copy of the Placer
+// (O(levels + (nodes + domains)/64) for placement.Cluster), when a new job
+// first does not fit on the free GPUs while expiring jobs are undecided.
 //
 // Round allocates its working memory for this call alone; a scheduler that
 // runs a round every few seconds keeps a [Rounder] instead, which reuses it.
