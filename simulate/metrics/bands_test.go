@@ -47,6 +47,9 @@ func TestCDFBandEnvelopesEveryRun(t *testing.T) {
 			t.Errorf("at ρ %v the band is [%v, %v], want [%v, %v]", p.X, q.Y, p.Y, wantLo, wantHi)
 		}
 	}
+	if upper[0].X != 0.5 || upper[bandPoints-1].X != 1.5 {
+		t.Errorf("the band spans [%v, %v], want the values' [0.5, 1.5]", upper[0].X, upper[bandPoints-1].X)
+	}
 	if cdfBand([]Run{{Policy: "p"}}, rhoValues, false) != nil {
 		t.Error("a band of runs without jobs is not empty")
 	}
@@ -70,11 +73,45 @@ func TestWritePhaseFiguresShadesTheCDFs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref, _ := os.ReadFile(filepath.Join(plain, RhoJobCDFSVG))
-	// The band is one filled path more than the figure of the first runs.
-	if n, m := strings.Count(string(cdf), "fill-opacity"), strings.Count(string(ref), "fill-opacity"); n <= m {
-		t.Errorf("the phase figure has %d filled shapes, the plain one %d: no band", n, m)
+	// The band is one filled path more than the figure of the first runs:
+	// the policy with two runs has one, the policy with one run none.
+	if n, m := strings.Count(string(cdf), "fill-opacity"), strings.Count(string(ref), "fill-opacity"); n != m+1 {
+		t.Errorf("the phase figure has %d filled shapes, the plain one %d: want one band", n, m)
+	}
+	// Each policy with more than one run has its band, and only those.
+	b2 := b
+	b2.Jobs = append([]JobRecord(nil), b.Jobs...)
+	b2.Jobs[0].Rho = 0.3
+	for _, tc := range []struct {
+		name   string
+		phases [][]Run
+		bands  int
+	}{{"two policies of two runs", [][]Run{{a, a2}, {b, b2}}, 2}, {"two policies of one run", [][]Run{{a}, {b}}, 0}} {
+		d := t.TempDir()
+		if err := WritePhaseFigures(d, tc.phases...); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(filepath.Join(d, RhoJobCDFSVG))
+		if n, m := strings.Count(string(got), "fill-opacity"), strings.Count(string(ref), "fill-opacity"); n != m+tc.bands {
+			t.Errorf("%s: %d filled shapes, the plain figure %d: want %d bands", tc.name, n, m, tc.bands)
+		}
 	}
 	if err := WritePhaseFigures(dir, []Run{a}, nil); err == nil {
 		t.Error("a policy without runs was accepted")
+	}
+}
+
+func TestRangeOfACurve(t *testing.T) {
+	c := Curve{Name: "c", X: []float64{1, 2, 3}, Y: []Band{{Mean: 2, Min: 1, Max: 3}, {Mean: 5, Min: 4, Max: 6}, {Mean: 8, Min: 7, Max: 9}}}
+	got := rangeOf(c)
+	want := []float64{3, 6, 9, 7, 4, 1} // maxima forward, minima back
+	wantX := []float64{1, 2, 3, 3, 2, 1}
+	if len(got) != len(want) {
+		t.Fatalf("%d points, want %d: %v", len(got), len(want), got)
+	}
+	for i, p := range got {
+		if p.X != wantX[i] || p.Y != want[i] {
+			t.Fatalf("point %d is %v, want (%v, %v)", i, p, wantX[i], want[i])
+		}
 	}
 }

@@ -31,6 +31,16 @@ func TestWriteCSV(t *testing.T) {
 	if err := WriteCSV(dir, runs...); err != nil {
 		t.Fatal(err)
 	}
+	// The directory is made as MkdirAll(0o755) makes one under the umask.
+	ref := filepath.Join(t.TempDir(), "ref")
+	if err := os.MkdirAll(ref, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(dir)
+	rst, _ := os.Stat(ref)
+	if err != nil || st.Mode() != rst.Mode() {
+		t.Fatalf("output directory mode %v (%v), want %v", st.Mode(), err, rst.Mode())
+	}
 	jobs := readCSV(t, filepath.Join(dir, JobsCSV))
 	if len(jobs) != 1+2*5 {
 		t.Fatalf("%d job rows, want 11", len(jobs))

@@ -36,14 +36,7 @@ func WriteSensitivity(path, title, xLabel, yLabel string, curves ...Curve) error
 	for i, b := range curves {
 		c := RunColor(i)
 		if shaded(b) {
-			poly := make(plotter.XYs, 0, 2*len(b.X))
-			for k := range b.X {
-				poly = append(poly, plotter.XY{X: b.X[k], Y: b.Y[k].Max})
-			}
-			for k := len(b.X) - 1; k >= 0; k-- {
-				poly = append(poly, plotter.XY{X: b.X[k], Y: b.Y[k].Min})
-			}
-			area, err := plotter.NewPolygon(poly)
+			area, err := plotter.NewPolygon(rangeOf(b))
 			if err != nil {
 				return fmt.Errorf("metrics: %s: %w", path, err)
 			}
@@ -73,6 +66,19 @@ func WriteSensitivity(path, title, xLabel, yLabel string, curves ...Curve) error
 		return fmt.Errorf("metrics: %w", err)
 	}
 	return f.save(path)
+}
+
+// rangeOf returns the polygon of a curve's range: along its maxima from
+// the first x to the last, then back along its minima.
+func rangeOf(c Curve) plotter.XYs {
+	poly := make(plotter.XYs, 0, 2*len(c.X))
+	for k := range c.X {
+		poly = append(poly, plotter.XY{X: c.X[k], Y: c.Y[k].Max})
+	}
+	for k := len(c.X) - 1; k >= 0; k-- {
+		poly = append(poly, plotter.XY{X: c.X[k], Y: c.Y[k].Min})
+	}
+	return poly
 }
 
 // shaded reports whether a curve has a range to draw.

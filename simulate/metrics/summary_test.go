@@ -276,6 +276,41 @@ func TestWriteTable(t *testing.T) {
 	}
 }
 
+// TestSummaryCopiesExcludedAndShowsSpread: a run's excluded jobs reach its
+// summary (a copy), and the table has a spread slowdown row exactly when
+// some run has a spread cost.
+func TestSummaryCopiesExcludedAndShowsSpread(t *testing.T) {
+	r := tiny()
+	r.Excluded = map[string]int{"larger than its tenant's quota": 3}
+	s := Summarize(r, SummaryConfig{})
+	if s.Excluded["larger than its tenant's quota"] != 3 || len(s.Excluded) != 1 {
+		t.Fatalf("summary excluded %v, want the run's", s.Excluded)
+	}
+	r.Excluded["larger than its tenant's quota"] = 4
+	if s.Excluded["larger than its tenant's quota"] != 3 {
+		t.Fatal("the summary shares the run's map")
+	}
+	if Summarize(tiny(), SummaryConfig{}).Excluded != nil {
+		t.Fatal("a run without exclusions has a summary with some")
+	}
+	plain := Summarize(tiny(), SummaryConfig{})
+	spread := plain
+	spread.Overhead.Spread = 0.004
+	for _, tc := range []struct {
+		name string
+		sums []Summary
+		want bool
+	}{{"no spread cost", []Summary{plain, plain}, false}, {"one run's", []Summary{plain, spread}, true}} {
+		var sb strings.Builder
+		if err := WriteTable(&sb, tc.sums...); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(sb.String(), "spread slowdown (of Σ JCT)"); got != tc.want {
+			t.Errorf("%s: spread row %v, want %v:\n%s", tc.name, got, tc.want, sb.String())
+		}
+	}
+}
+
 func TestWriteJSON(t *testing.T) {
 	s := Summarize(tiny(), SummaryConfig{})
 	var a, b strings.Builder
