@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -55,6 +56,11 @@ func TestRestoreRejectsCraftedSnapshots(t *testing.T) {
 			l.jobs.get("a2").segs[0].g = l.jobs.get("b1").segs[0].g
 		}},
 		{"a group with θ 0", func(l *Ledger) { l.tenants[0].groups[0].theta = 0 }},
+		{"a tenant segment with a negative weight", func(l *Ledger) { tenantSeg(t, l).w = -1 }},
+		{"a tenant segment with an infinite weight", func(l *Ledger) { tenantSeg(t, l).w = math.Inf(1) }},
+		{"a tenant segment with a negative base", func(l *Ledger) { tenantSeg(t, l).base = -1 }},
+		{"a tenant segment with a negative group value", func(l *Ledger) { tenantSeg(t, l).gFrom = -1 }},
+		{"a tenant segment after now", func(l *Ledger) { tenantSeg(t, l).from = l.now + 1 }},
 		{"a clock before its base", func(l *Ledger) { l.base = l.now + 1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,4 +80,16 @@ func TestRestoreRejectsCraftedSnapshots(t *testing.T) {
 	if _, err := Restore(data); err != nil {
 		t.Fatalf("untouched sample: %v", err)
 	}
+}
+
+// tenantSeg returns the last segment of the first tenant that has one.
+func tenantSeg(t *testing.T, l *Ledger) *segment {
+	t.Helper()
+	for _, tn := range l.tenants {
+		if len(tn.segs) > 0 {
+			return &tn.segs[len(tn.segs)-1]
+		}
+	}
+	t.Fatal("the sample has no tenant segment")
+	return nil
 }

@@ -533,3 +533,17 @@ func TestEmptyIDsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestViewAt(t *testing.T) {
+	l, err := New(Config{Capacity: 8, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(90 * time.Second)
+	if got := l.View(at).At(); !got.Equal(at) {
+		t.Fatalf("View(%v).At() = %v", at, got)
+	}
+	if got := (View{}).At(); !got.IsZero() {
+		t.Fatalf("the zero View's At() = %v, want the zero time", got)
+	}
+}
