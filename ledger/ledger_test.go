@@ -547,3 +547,29 @@ func TestViewAt(t *testing.T) {
 		t.Fatalf("the zero View's At() = %v, want the zero time", got)
 	}
 }
+
+func TestViewTenantParent(t *testing.T) {
+	l, err := New(Config{Capacity: 8, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddTenant(t0, "org", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddTenantUnder(t0, "team", "org", 1); err != nil {
+		t.Fatal(err)
+	}
+	v := l.View(t0)
+	if p, ok := v.TenantParent("team"); !ok || p != "org" {
+		t.Fatalf("TenantParent(team) = %q, %v", p, ok)
+	}
+	if p, ok := v.TenantParent("org"); !ok || p != "" {
+		t.Fatalf("TenantParent(org) = %q, %v", p, ok)
+	}
+	if _, ok := v.TenantParent("nobody"); ok {
+		t.Fatal("an unknown tenant has a parent")
+	}
+	if _, ok := (View{}).TenantParent("team"); ok {
+		t.Fatal("the zero View knows a tenant")
+	}
+}

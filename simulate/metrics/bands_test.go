@@ -115,3 +115,21 @@ func TestRangeOfACurve(t *testing.T) {
 		}
 	}
 }
+
+func TestFileSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "run",
+		"astraea-eq8":        "astraea-eq8",
+		"Tiresias_L.v2":      "Tiresias_L.v2",
+		"AZaz09":             "AZaz09",
+		"a/b c:d":            "a_b_c_d",
+		"gandiva fair (1/2)": "gandiva_fair__1_2_",
+		"@[`{":               "____",
+		"ρ":                  "_",
+		"-_.":                "-_.",
+	} {
+		if got := fileSafe(in); got != want {
+			t.Errorf("fileSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
