@@ -96,6 +96,16 @@ func TestCheckFindsCorruption(t *testing.T) {
 			c.flushDomains()
 			c.mutNode(ord(c, "n2")).tin = false
 		}},
+		{"a domain's key in the largest top-k index is stale", func(c *Cluster) {
+			c.flushDomains()
+			tr := c.levels[0].byTop[maxIndexedSpan]
+			k, ok := tr.Min()
+			if !ok {
+				t.Fatal("no domain in the top-k index")
+			}
+			tr.Delete(k)
+			tr.ReplaceOrInsert(dkey{n: k.n + 1, ord: k.ord})
+		}},
 		{"a GPU beyond a large node's count is held", func(c *Cluster) {
 			n := c.mutNode(ord(c, "n3"))
 			n.mark(130, true)
