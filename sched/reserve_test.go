@@ -206,6 +206,29 @@ func TestReserverAdvancesFairShares(t *testing.T) {
 	t.Fatal("the gang was never granted")
 }
 
+// TestReserverHoldsNothingWhenEverythingFits: with no tenant out of play
+// there is no blocked pick to wait for, however long the rounds go on.
+func TestReserverHoldsNothingWhenEverythingFits(t *testing.T) {
+	c := cluster(t, 2, 8)
+	acc := newAccounts()
+	acc.tenant("a", 0, 1000, 1)
+	acc.job("small", 0)
+	rv := &Reserver{After: time.Minute}
+	for m := range 5 {
+		in := Input{Accounts: acc, Lease: lease, Placer: c.Clone(), Candidates: []Candidate{{Job: "small", Tenant: "a", Demand: 1, Submit: t0}}}
+		res, err := rv.Round(nil, t0.Add(time.Duration(m)*time.Minute), in, Options{})
+		if err != nil {
+			t.Fatalf("minute %d: %v", m, err)
+		}
+		if len(res.Grants) != 1 {
+			t.Fatalf("minute %d: grants %+v", m, res.Grants)
+		}
+		if h, ok := rv.Held(); ok {
+			t.Fatalf("minute %d: hold %+v with nothing blocked", m, h)
+		}
+	}
+}
+
 func TestReserverRejects(t *testing.T) {
 	s := newStarving(t)
 	for _, tc := range []struct {

@@ -413,6 +413,8 @@ func TestRewards(t *testing.T) {
 		"new job first ranks a fresh job":                {NewJobFirst, Candidate{}, 1, ScoreOf(1, -1)},
 		"new job first: a suspended job":                 {NewJobFirst, Candidate{Leases: 2}, 0.2, ScoreOf(0, -0.2)},
 		"new job first: a running job":                   {NewJobFirst, Candidate{Running: true}, 0.2, ScoreOf(0, -0.2)},
+		"smallest new first: a fresh 4-GPU job":          {SmallestNewFirst, Candidate{Demand: 4}, 0.5, ScoreOf(1, -4, -0.5)},
+		"smallest new first: a job that ran":             {SmallestNewFirst, Candidate{Demand: 4, Leases: 1}, 0.5, ScoreOf(0, 0, -0.5)},
 		"urgent":                                         {UrgentFirst, Candidate{Urgent: true}, 0, ScoreOf(1)},
 		"not urgent":                                     {UrgentFirst, Candidate{}, 0, ScoreOf(0)},
 		"long-job credit counts leases":                  {LongJobCredit(0.1, 5), Candidate{Leases: 3}, 0, ScoreOf(0.30000000000000004)},
