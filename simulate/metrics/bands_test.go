@@ -133,3 +133,20 @@ func TestFileSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestFmtLength(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                "interval",
+		24 * time.Hour:   "1 day",
+		6 * time.Hour:    "6 h",
+		90 * time.Minute: "90 min",
+		90 * time.Second: "1m30s",
+		-time.Minute:     "interval",
+		48 * time.Hour:   "48 h",
+		time.Minute:      "1 min",
+	} {
+		if got := fmtLength(d); got != want {
+			t.Errorf("fmtLength(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
