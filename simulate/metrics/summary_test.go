@@ -421,3 +421,36 @@ func TestCDFOfOneValue(t *testing.T) {
 		t.Errorf("cdf = %v, want [(5, 1)]", c)
 	}
 }
+
+// TestIdleTenantIntervals: under both modes a pair is idle when the tenant
+// had no demand (Eq. 8 owes it nothing); Eq. 16 still owes it its quota,
+// so an idle pair is a loss there, counted apart in IdleLoss and left out
+// of ShareBusy.
+func TestIdleTenantIntervals(t *testing.T) {
+	acct := func(alloc, fair ledger.GPUSeconds) ledger.Account {
+		return ledger.Account{Alloc: alloc, FairShare: fair, Rho: ledger.Ratio(alloc, fair)}
+	}
+	pair := func(tenant string, eq8, eq16 ledger.Account) TenantInterval {
+		return TenantInterval{Tenant: tenant, From: at(0), To: at(3600), Account: eq16, Eq8: eq8, Eq16: eq16}
+	}
+	r := tiny()
+	r.BothModes = true
+	r.Tenants = []TenantInterval{
+		pair("idle", acct(0, 0), acct(0, 3600)),
+		pair("served", acct(3600, 3600), acct(3600, 3600)),
+		pair("short", acct(1800, 3600), acct(1800, 3600)),
+	}
+	s := Summarize(r, SummaryConfig{Intervals: []time.Duration{time.Hour}})
+	for _, tc := range []struct {
+		name string
+		got  []IntervalLoss
+		want IntervalLoss
+	}{
+		{"Eq. 16", s.TenantLossEq16, IntervalLoss{Interval: time.Hour, Seconds: 3600, Pairs: 3, Loss: 2, Idle: 1, IdleLoss: 1, Share: 2.0 / 3, ShareBusy: 0.5}},
+		{"Eq. 8", s.TenantLossEq8, IntervalLoss{Interval: time.Hour, Seconds: 3600, Pairs: 3, Loss: 1, Idle: 1, IdleLoss: 0, Share: 1.0 / 3, ShareBusy: 0.5}},
+	} {
+		if len(tc.got) != 1 || tc.got[0] != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, tc.got, tc.want)
+		}
+	}
+}
