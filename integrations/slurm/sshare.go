@@ -63,8 +63,6 @@ func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
 	var stack []anc
 	var out []Share
 	seen := map[string]int{}
-	ai, ui, ri := 0, 1, 2
-	first := true
 	fail := func(err error) error {
 		if !opts.Lenient {
 			return err
@@ -72,46 +70,32 @@ func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
 		skipped.add(err)
 		return nil
 	}
-	for ls.next() {
-		if strings.TrimSpace(ls.text) == "" {
-			continue
-		}
-		fields := strings.Split(ls.text, "|")
-		if first {
-			first = false
-			var header bool
-			var err error
-			if ai, ui, ri, header, err = sshareHeader(fields, ls.n); err != nil {
-				return nil, nil, err
-			} else if header {
-				continue
-			}
-		}
+	err := eachShareRow(ls, func(fields []string, ai, ui, ri int) error {
 		if len(fields) <= max(ai, ui, ri) {
 			if err := fail(perr(src, ls.n, "", ls.text, ErrMalformed, "too few fields")); err != nil {
-				return nil, nil, err
+				return err
 			}
-			continue
+			return nil
 		}
 		raw := fields[ai]
 		name := strings.TrimLeft(raw, " ")
 		depth := len(raw) - len(name)
 		name = strings.TrimSpace(name)
 		if strings.TrimSpace(fields[ui]) != "" {
-			continue // a user row
+			return nil // a user row
 		}
 		if !validName(name) {
 			if err := fail(perr(src, ls.n, "Account", raw, ErrMalformed, "not an account name")); err != nil {
-				return nil, nil, err
+				return err
 			}
-			continue
+			return nil
 		}
 		for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
 			stack = stack[:len(stack)-1]
 		}
 		if depth == 0 {
 			stack = append(stack, anc{name, 0, math.NaN()})
-			continue // root
+			return nil // root
 		}
 		rs := strings.TrimSpace(fields[ri])
 		sh := Share{Account: name, Parent: "root", Depth: depth, Line: ls.n}
@@ -130,23 +114,24 @@ func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
 			v, err := strconv.ParseFloat(rs, 64)
 			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 				if err := fail(perr(src, ls.n, "RawShares", rs, ErrMalformed, "not a share count")); err != nil {
-					return nil, nil, err
+					return err
 				}
-				continue
+				return nil
 			}
 			sh.RawShares = v
 		}
 		if prev, dup := seen[name]; dup {
 			if err := fail(perr(src, ls.n, "Account", name, ErrDuplicate, "also on line %d", prev)); err != nil {
-				return nil, nil, err
+				return err
 			}
-			continue
+			return nil
 		}
 		seen[name] = ls.n
 		stack = append(stack, anc{name, depth, sh.RawShares})
 		out = append(out, sh)
-	}
-	if err := ls.err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	parents := map[string]bool{}
@@ -226,4 +211,33 @@ func ParseWeights(r io.Reader, opts Options) (map[string]float64, Skipped, error
 		return nil, nil, err
 	}
 	return out, skipped, nil
+}
+
+// eachShareRow calls row with the fields of every line of ls that is not
+// blank and not sshare's header, with the header's column positions (the
+// Account, User and RawShares columns), and stops at row's first error or
+// the input's.
+func eachShareRow(ls *lines, row func(fields []string, ai, ui, ri int) error) error {
+	ai, ui, ri := 0, 1, 2
+	first := true
+	for ls.next() {
+		if strings.TrimSpace(ls.text) == "" {
+			continue
+		}
+		fields := strings.Split(ls.text, "|")
+		if first {
+			first = false
+			var header bool
+			var err error
+			if ai, ui, ri, header, err = sshareHeader(fields, ls.n); err != nil {
+				return err
+			} else if header {
+				continue
+			}
+		}
+		if err := row(fields, ai, ui, ri); err != nil {
+			return err
+		}
+	}
+	return ls.err()
 }

@@ -329,23 +329,7 @@ func ParseShareTree(r io.Reader, opts Options) (*Tree, Skipped, error) {
 	}
 	var stack []anc
 	var out []Assoc
-	ai, ui, ri := 0, 1, 2
-	first := true
-	for ls.next() {
-		if strings.TrimSpace(ls.text) == "" {
-			continue
-		}
-		fields := strings.Split(ls.text, "|")
-		if first {
-			first = false
-			var header bool
-			var err error
-			if ai, ui, ri, header, err = sshareHeader(fields, ls.n); err != nil {
-				return nil, nil, err
-			} else if header {
-				continue
-			}
-		}
+	err := eachShareRow(ls, func(fields []string, ai, ui, ri int) error {
 		a, depth, err := shareRow(fields, ai, ui, ri, ls.n)
 		if err == nil {
 			for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
@@ -364,17 +348,18 @@ func ParseShareTree(r io.Reader, opts Options) (*Tree, Skipped, error) {
 		}
 		if err != nil {
 			if !opts.Lenient {
-				return nil, nil, err
+				return err
 			}
 			skipped.add(err)
-			continue
+			return nil
 		}
 		if a.User == "" {
 			stack = append(stack, anc{a.Account, depth})
 		}
 		out = append(out, a)
-	}
-	if err := ls.err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	t, err := NewTree(out, src)
