@@ -187,7 +187,7 @@ func TestReserverAdvancesFairShares(t *testing.T) {
 	rv := &Reserver{After: time.Minute}
 	var x Rounder
 	for m := range 30 {
-		res, err := rv.Round(&x, t0.Add(time.Duration(m)*time.Minute), s.input(m, s.run != nil), Options{AdvanceFairShare: true})
+		res, err := rv.Round(&x, t0.Add(time.Duration(m)*time.Minute), s.input(m, true), Options{AdvanceFairShare: true})
 		if err != nil {
 			t.Fatalf("minute %d: %v", m, err)
 		}
