@@ -120,6 +120,17 @@ func (s Skipped) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// skip is the one rule of a lenient parse: with Lenient it counts err in
+// s and returns nil (the line is left out, and said so), else it returns
+// err (the parse stops there).
+func (o Options) skip(s Skipped, err error) error {
+	if !o.Lenient {
+		return err
+	}
+	s.add(err)
+	return nil
+}
+
 // add counts err under its reason: the sentinel's text of a *ParseError,
 // "error" for anything else.
 func (s Skipped) add(err error) {

@@ -170,10 +170,9 @@ func ParseSacct(r io.Reader, opts Options) ([]Record, Skipped, error) {
 		}
 		rec, err := parseSacctLine(fields, col, ucol, ls.n, opts.loc())
 		if err != nil {
-			if !opts.Lenient {
+			if err := opts.skip(skipped, err); err != nil {
 				return nil, nil, err
 			}
-			skipped.add(err)
 			continue
 		}
 		recs = append(recs, rec)

@@ -130,10 +130,9 @@ func ParseSinfo(r io.Reader, opts Options) ([]Node, int, Skipped, error) {
 			}
 		}
 		if err != nil {
-			if !opts.Lenient {
+			if err := opts.skip(skipped, err); err != nil {
 				return nil, 0, nil, err
 			}
-			skipped.add(err)
 			continue
 		}
 		for _, h := range hosts {

@@ -66,10 +66,9 @@ func ParsePending(r io.Reader, opts Options) ([]PendingJob, Skipped, error) {
 			}
 		}
 		if err != nil {
-			if !opts.Lenient {
+			if err := opts.skip(skipped, err); err != nil {
 				return nil, nil, err
 			}
-			skipped.add(err)
 			continue
 		}
 		pj := PendingJob{ID: fields[0], Account: fields[1], GPUs: gpus, Line: ls.n}

@@ -63,13 +63,7 @@ func ParseSshare(r io.Reader, opts Options) ([]Share, Skipped, error) {
 	var stack []anc
 	var out []Share
 	seen := map[string]int{}
-	fail := func(err error) error {
-		if !opts.Lenient {
-			return err
-		}
-		skipped.add(err)
-		return nil
-	}
+	fail := func(err error) error { return opts.skip(skipped, err) }
 	err := eachShareRow(ls, func(fields []string, ai, ui, ri int) error {
 		if len(fields) <= max(ai, ui, ri) {
 			if err := fail(perr(src, ls.n, "", ls.text, ErrMalformed, "too few fields")); err != nil {
@@ -198,10 +192,9 @@ func ParseWeights(r io.Reader, opts Options) (map[string]float64, Skipped, error
 			}
 		}
 		if err != nil {
-			if !opts.Lenient {
+			if err := opts.skip(skipped, err); err != nil {
 				return nil, nil, err
 			}
-			skipped.add(err)
 			continue
 		}
 		out[acct] = w

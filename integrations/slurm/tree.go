@@ -347,11 +347,7 @@ func ParseShareTree(r io.Reader, opts Options) (*Tree, Skipped, error) {
 			}
 		}
 		if err != nil {
-			if !opts.Lenient {
-				return err
-			}
-			skipped.add(err)
-			return nil
+			return opts.skip(skipped, err)
 		}
 		if a.User == "" {
 			stack = append(stack, anc{a.Account, depth})
@@ -447,10 +443,9 @@ func ParseAssoc(r io.Reader, opts Options) (*Tree, Skipped, error) {
 		}
 		a, err := assocRow(fields, idx, ls.n)
 		if err != nil {
-			if !opts.Lenient {
+			if err := opts.skip(skipped, err); err != nil {
 				return nil, nil, err
 			}
-			skipped.add(err)
 			continue
 		}
 		out = append(out, a)
