@@ -62,33 +62,37 @@ func TestStartAllStopAllRejectWhole(t *testing.T) {
 	}
 }
 
-// TestStartAllForgottenJob: a job finished before the trailing window that
-// the call's time sets is unknown to StartAll, as to Start, though the
-// ledger (its clock not moved yet) still holds its record.
+// TestStartAllForgottenJob: a job finished before the trailing window (or
+// the buckets) that the call's time sets is unknown to StartAll, as to
+// Start, though the ledger (its clock not moved yet) still holds its record.
 func TestStartAllForgottenJob(t *testing.T) {
-	l := mustNew(t, Config{Capacity: 16, History: TrailingWindow(time.Hour)})
-	do(t, l, l.AddTenant(t0, "t", 1))
-	do(t, l, l.Submit(t0, "a", "t", 2, 1))
-	do(t, l, l.Submit(t0, "old", "t", 2, 1))
-	do(t, l, l.Finish(ts(1), "old", Completed))
-	before, _ := l.MarshalBinary()
-	for _, op := range []struct {
-		name string
-		call func() error
-	}{
-		{"StartAll", func() error { return l.StartAll(ts(7200), []JobID{"a", "old"}) }},
-		{"StopAll", func() error { return l.StopAll(ts(7200), []JobID{"old"}) }},
-	} {
-		var le *Error
-		if err := op.call(); !errors.Is(err, ErrUnknownJob) || !errors.As(err, &le) || le.Job != "old" {
-			t.Fatalf("%s: got %v, want ErrUnknownJob naming old", op.name, err)
-		}
-		if after, _ := l.MarshalBinary(); !bytes.Equal(before, after) {
-			t.Fatalf("%s: the rejected call changed the ledger", op.name)
-		}
-	}
-	if err := l.Start(ts(7200), "old"); !errors.Is(err, ErrUnknownJob) {
-		t.Fatalf("Start: got %v, want ErrUnknownJob", err)
+	for _, h := range []History{TrailingWindow(time.Hour), Buckets(2, 30*time.Minute)} {
+		t.Run(h.String(), func(t *testing.T) {
+			l := mustNew(t, Config{Capacity: 16, History: h})
+			do(t, l, l.AddTenant(t0, "t", 1))
+			do(t, l, l.Submit(t0, "a", "t", 2, 1))
+			do(t, l, l.Submit(t0, "old", "t", 2, 1))
+			do(t, l, l.Finish(ts(1), "old", Completed))
+			before, _ := l.MarshalBinary()
+			for _, op := range []struct {
+				name string
+				call func() error
+			}{
+				{"StartAll", func() error { return l.StartAll(ts(7200), []JobID{"a", "old"}) }},
+				{"StopAll", func() error { return l.StopAll(ts(7200), []JobID{"old"}) }},
+			} {
+				var le *Error
+				if err := op.call(); !errors.Is(err, ErrUnknownJob) || !errors.As(err, &le) || le.Job != "old" {
+					t.Fatalf("%s: got %v, want ErrUnknownJob naming old", op.name, err)
+				}
+				if after, _ := l.MarshalBinary(); !bytes.Equal(before, after) {
+					t.Fatalf("%s: the rejected call changed the ledger", op.name)
+				}
+			}
+			if err := l.Start(ts(7200), "old"); !errors.Is(err, ErrUnknownJob) {
+				t.Fatalf("Start: got %v, want ErrUnknownJob", err)
+			}
+		})
 	}
 }
 
@@ -139,7 +143,7 @@ func TestPropertyStartAllIsStartsInTurn(t *testing.T) {
 			}
 		}
 		n := rapid.IntRange(1, 80).Draw(t, "jobs")
-		hist := rapid.SampledFrom([]History{Unbounded(), TrailingWindow(time.Hour), HalfLife(time.Hour)}).Draw(t, "history")
+		hist := rapid.SampledFrom([]History{Unbounded(), TrailingWindow(time.Hour), Buckets(3, 20*time.Minute), HalfLife(time.Hour)}).Draw(t, "history")
 		l, err := New(Config{Capacity: 64, Start: t0, History: hist})
 		must(err)
 		must(l.AddTenant(t0, "t", 1))

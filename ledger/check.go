@@ -39,6 +39,9 @@ func (l *Ledger) Check() error {
 	if l.now < l.base {
 		bad("now %d before base %d", l.now, l.base)
 	}
+	if err := l.hist.validate(); err != nil {
+		bad("history: %v", err)
+	}
 	if l.capacity < 0 || l.capacity > MaxGPUs {
 		bad("capacity %d outside [0, MaxGPUs]", l.capacity)
 	}
@@ -138,9 +141,9 @@ func (l *Ledger) Check() error {
 		}
 	}
 	switch {
-	case l.hist.kind != histTrailing && len(l.done) > 0:
-		bad("%d jobs in the finish list without a trailing window", len(l.done))
-	case l.hist.kind == histTrailing && len(l.done) != nFinished:
+	case !l.hist.windowed() && len(l.done) > 0:
+		bad("%d jobs in the finish list without a trailing window or buckets", len(l.done))
+	case l.hist.windowed() && len(l.done) != nFinished:
 		bad("finish list holds %d jobs, %d known jobs are finished", len(l.done), nFinished)
 	}
 	for k, j := range l.done {

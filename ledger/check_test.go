@@ -57,6 +57,9 @@ func TestCheckFindsCorruption(t *testing.T) {
 		{"a finish list without a trailing window", Unbounded(), func(l *Ledger) { l.done = append(l.done, job(l, "b1")) }},
 		{"a trailing window's finish list missing a job", TrailingWindow(time.Hour), func(l *Ledger) { l.done = nil }},
 		{"a finish list holding an active job", TrailingWindow(time.Hour), func(l *Ledger) { l.done[0] = job(l, "a2") }},
+		{"buckets' finish list missing a job", Buckets(2, time.Hour), func(l *Ledger) { l.done = nil }},
+		{"buckets' finish list holding an active job", Buckets(2, time.Hour), func(l *Ledger) { l.done[0] = job(l, "a2") }},
+		{"a bucket count on a trailing window", TrailingWindow(time.Hour), func(l *Ledger) { l.hist.n = 2 }},
 		{"the running total off", Unbounded(), func(l *Ledger) { l.running++ }},
 		{"a tenant missing from the index", Unbounded(), func(l *Ledger) { delete(l.tenantIx, "c") }},
 		{"a tenant indexed under another id", Unbounded(), func(l *Ledger) { l.tenantIx["c"] = tnt(l, "a") }},
@@ -88,7 +91,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 			}
 		})
 	}
-	for _, h := range []History{Unbounded(), TrailingWindow(time.Hour)} {
+	for _, h := range []History{Unbounded(), TrailingWindow(time.Hour), Buckets(2, time.Hour)} {
 		if err := build(t, h).Check(); err != nil {
 			t.Fatalf("%v: the untouched sample fails Check: %v", h, err)
 		}

@@ -15,7 +15,7 @@ import (
 // alone; under `go test -race` a query that wrote anything would also be
 // reported.
 func TestConcurrentQueries(t *testing.T) {
-	for _, h := range []History{Unbounded(), TrailingWindow(40 * time.Second), HalfLife(time.Minute)} {
+	for _, h := range []History{Unbounded(), TrailingWindow(40 * time.Second), Buckets(4, 10*time.Second), HalfLife(time.Minute)} {
 		t.Run(h.String(), func(t *testing.T) {
 			l := mustNew(t, Config{Mode: QuotaShare, Capacity: 16, History: h})
 			var jobs []JobID

@@ -89,15 +89,15 @@
 //     = 0 and ρ = 1; so has a tenant that was owed nothing.
 //   - Weight and capacity changes split a window exactly at the change.
 //   - Finished jobs and removed tenants stay queryable for their past (until
-//     they fall before Begin() under a trailing window or a Reset, or, for a
-//     job, until [Ledger.Forget] drops its record).
+//     they fall before Begin() under a trailing window, buckets or a Reset,
+//     or, for a job, until [Ledger.Forget] drops its record).
 //   - Every rejected call returns a [*Error] matching one sentinel with
 //     errors.Is, and leaves the ledger exactly as it was.
 //
 // # Index
 //
 // Construction and configuration: [New], [Config], [Mode] ([DemandAware],
-// [QuotaShare]), [History] ([Unbounded], [TrailingWindow], [HalfLife]).
+// [QuotaShare]), [History] ([Unbounded], [TrailingWindow], [Buckets], [HalfLife]).
 //
 // Entities and events: [Ledger.AddTenant], [Ledger.AddTenantUnder],
 // [Ledger.SetTenantWeight],

@@ -13,7 +13,7 @@ import (
 // eachHistory runs f on a ledger of capacity 8 with tenant "t", under each
 // history policy.
 func eachHistory(t *testing.T, f func(t *testing.T, h History, l *Ledger)) {
-	for _, h := range []History{Unbounded(), TrailingWindow(time.Hour), HalfLife(time.Hour)} {
+	for _, h := range []History{Unbounded(), TrailingWindow(time.Hour), Buckets(3, 20*time.Minute), HalfLife(time.Hour)} {
 		t.Run(h.String(), func(t *testing.T) {
 			l := mustNew(t, Config{Capacity: 8, History: h})
 			do(t, l, l.AddTenant(t0, "t", 1))
@@ -54,10 +54,12 @@ func TestForgetErrorsLeaveLedgerUnchanged(t *testing.T) {
 			}
 		}
 		err := l.Forget("old")
-		if h.Window() > 0 && !errors.Is(err, ErrUnknownJob) {
-			t.Fatalf("job the trailing window forgot: %v", err)
+		n, _ := h.Bucketed()
+		windowed := h.Window() > 0 || n > 0
+		if windowed && !errors.Is(err, ErrUnknownJob) {
+			t.Fatalf("job the window forgot: %v", err)
 		}
-		if h.Window() == 0 && err != nil {
+		if !windowed && err != nil {
 			t.Fatalf("finished job: %v", err)
 		}
 		do(t, l, nil)
@@ -90,7 +92,7 @@ func TestForgottenJobIsUnknownAndItsIDFree(t *testing.T) {
 				t.Fatal("the trailing window's finish list still holds the forgotten job")
 			}
 		}
-		if h.Window() > 0 && len(l.done) != 1 {
+		if h.windowed() && len(l.done) != 1 {
 			t.Fatalf("finish list holds %d jobs, want k alone", len(l.done))
 		}
 		if !l.Now().Equal(ts(600)) {
@@ -236,9 +238,11 @@ func (p *forgetPair) check(t *rapid.T) {
 func TestForgetLeavesTenantAndClusterAccountsBitIdentical(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var h History
-		switch rapid.IntRange(0, 2).Draw(t, "history") {
+		switch rapid.IntRange(0, 3).Draw(t, "history") {
 		case 1:
 			h = TrailingWindow(time.Duration(rapid.IntRange(1, 3000).Draw(t, "window s")) * time.Second)
+		case 3:
+			h = Buckets(rapid.IntRange(1, 5).Draw(t, "buckets"), time.Duration(rapid.IntRange(1, 1000).Draw(t, "bucket s"))*time.Second)
 		case 2:
 			h = HalfLife(time.Duration(rapid.IntRange(1, 3000).Draw(t, "half-life s")) * time.Second)
 		}

@@ -68,6 +68,115 @@ func TestTrailingWindowBoundsMemory(t *testing.T) {
 	wantAccount(t, "last 100 s", tenantAcct(t, l, "t", ts(9899), ts(9999)), 8*50, 8*100)
 }
 
+// Two buckets of an hour keep the current hour and the one before it: the
+// start of history stays on the hour while the clock moves inside one, and
+// jumps a whole hour when the clock crosses the next.
+func TestBucketsForgetTheOldPast(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8, History: Buckets(2, time.Hour)})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "old", "t", 4, 1))
+	do(t, l, l.Start(t0, "old"))
+	do(t, l, l.Finish(ts(600), "old", Completed))
+	do(t, l, l.Submit(ts(600), "new", "t", 2, 1))
+	do(t, l, l.Start(ts(600), "new"))
+	for _, tc := range []struct {
+		at, begin float64
+	}{
+		{3599, 0}, {3600, 0}, {7199, 0}, {7200, 3600}, {9000, 3600}, {10800, 7200},
+	} {
+		do(t, l, l.Advance(ts(tc.at)))
+		if got, want := l.Begin(), ts(tc.begin); !got.Equal(want) {
+			t.Fatalf("at %v s: Begin() = %v, want %v", tc.at, got, want)
+		}
+	}
+	// At 10800 s the window is [7200, 10800): the old job is forgotten
+	// though a trailing 2 h window would still hold [3600, 10800).
+	t1 := ts(10800)
+	if _, err := l.TenantAccount("t", ts(7199), t1); !errors.Is(err, ErrOutOfHistory) {
+		t.Fatalf("window before Begin(): %v", err)
+	}
+	v := l.View(t1)
+	a, _ := v.TenantAccount("t")
+	wantAccount(t, "two buckets, the second just begun", a, 2*3600, 2*3600)
+	// 30 minutes later the current bucket holds 1800 s more, the start stays.
+	a, _ = l.View(ts(12600)).TenantAccount("t")
+	wantAccount(t, "half into the current bucket", a, 2*5400, 2*5400)
+	if _, err := l.JobAccount("old", ts(7200), t1); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("job that finished before Begin(): %v", err)
+	}
+	if _, ok := v.JobAccount("old"); ok {
+		t.Fatal("view still reports a forgotten job")
+	}
+	want, _ := v.JobAccount("new")
+	if got, ok := v.AppendJobAccounts(nil, []JobID{"new", "old", "new"}); ok || len(got) != 1 || got[0] != want {
+		t.Fatalf("AppendJobAccounts(new, old, new) = %v, %v; want [%v], false", got, ok, want)
+	}
+	do(t, l, l.Submit(t1, "old", "t", 1, 1)) // the id is free again
+	wantAccount(t, "reused id", jobAcct(t, l, "old", t1, ts(4*3600)), 0, 3600)
+}
+
+// A view ahead of Now() starts where the buckets would start at its time,
+// and a Reset inside the oldest bucket clamps the start to itself.
+func TestBucketsViewAheadAndReset(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8, History: Buckets(3, 100*time.Second)})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "j", "t", 8, 1))
+	do(t, l, l.Start(t0, "j"))
+	do(t, l, l.Advance(ts(250)))
+	if got := l.Begin(); !got.Equal(t0) {
+		t.Fatalf("Begin() at 250 s = %v, want t0", got)
+	}
+	// at 450 s the buckets are [200, 300), [300, 400), [400, 450)
+	a, _ := l.View(ts(450)).TenantAccount("t")
+	wantAccount(t, "view at 450 s", a, 8*250, 8*250)
+	do(t, l, l.Reset(ts(260)))
+	a, _ = l.View(ts(350)).TenantAccount("t") // [max(260, 100), 350)
+	wantAccount(t, "after reset", a, 8*90, 8*90)
+}
+
+func TestBucketsBoundMemory(t *testing.T) {
+	l := mustNew(t, Config{Capacity: 8, History: Buckets(4, 25*time.Second)})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "j", "t", 8, 1))
+	for i := range 10000 {
+		var err error
+		if i%2 == 0 {
+			err = l.Start(ts(float64(i)), "j")
+		} else {
+			err = l.Stop(ts(float64(i)), "j")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(t, l, nil)
+	tn := l.tenantIx["t"]
+	if n := tn.s.st.len(); n > 110 {
+		t.Fatalf("tenant keeps %d breakpoints for a 100 s window of 1 event/s", n)
+	}
+	if n := l.jobs.get("j").alloc.st.len(); n > 110 {
+		t.Fatalf("job keeps %d breakpoints", n)
+	}
+	// at 9999 s the window is [9900, 9999): the job ran in 50 of those 99 s
+	if got := l.Begin(); !got.Equal(ts(9900)) {
+		t.Fatalf("Begin() = %v, want 9900 s", got)
+	}
+	wantAccount(t, "the buckets", tenantAcct(t, l, "t", ts(9900), ts(9999)), 8*50, 8*99)
+}
+
+func TestBucketsString(t *testing.T) {
+	h := Buckets(24, time.Hour)
+	if got, want := h.String(), "24 buckets of 1h0m0s"; got != want {
+		t.Fatalf("String() = %q, want %q", got, want)
+	}
+	if n, w := h.Bucketed(); n != 24 || w != time.Hour || h.Window() != 0 {
+		t.Fatalf("Bucketed() = %d, %v; Window() = %v", n, w, h.Window())
+	}
+	if n, w := TrailingWindow(time.Hour).Bucketed(); n != 0 || w != 0 {
+		t.Fatalf("a trailing window's Bucketed() = %d, %v", n, w)
+	}
+}
+
 // With half-life H a constant rate r accrues r·(1 − e^(−λT))/λ over T and
 // service h before the end of the window counts half.
 func TestHalfLifeDecay(t *testing.T) {

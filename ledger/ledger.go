@@ -237,15 +237,16 @@ func (l *Ledger) Capacity() GPUs { return l.capacity }
 func (l *Ledger) Now() time.Time { return l.time(l.now) }
 
 // Begin returns the start of retained history: Config.Start or the last
-// Reset, and with [TrailingWindow] w no earlier than Now()−w.
+// Reset, and with [TrailingWindow] w no earlier than Now()−w (with
+// [Buckets], than the start of the oldest bucket it keeps).
 func (l *Ledger) Begin() time.Time { return l.time(l.beginAt(l.now)) }
 
 func (l *Ledger) time(ns int64) time.Time { return l.start.Add(time.Duration(ns)) }
 
 // beginAt is the start of retained history as seen at time t.
 func (l *Ledger) beginAt(t int64) int64 {
-	if l.hist.kind == histTrailing {
-		if b := t - int64(l.hist.d); b > l.base {
+	if l.hist.windowed() {
+		if b := l.hist.windowStart(t); b > l.base {
 			return b
 		}
 	}
@@ -253,10 +254,11 @@ func (l *Ledger) beginAt(t int64) int64 {
 }
 
 // trimBefore is the time before which breakpoints may be dropped.
-// Only a trailing window trims as it goes (Reset trims once, explicitly);
-// otherwise it is math.MinInt64, so appends never touch old breakpoints.
+// Only a trailing window or buckets trim as they go (Reset trims once,
+// explicitly); otherwise it is math.MinInt64, so appends never touch old
+// breakpoints.
 func (l *Ledger) trimBefore() int64 {
-	if l.hist.kind == histTrailing {
+	if l.hist.windowed() {
 		return l.beginAt(l.now)
 	}
 	return math.MinInt64
@@ -352,7 +354,7 @@ func (l *Ledger) refreshCluster(t int64) {
 // window, forgets jobs that finished before the new Begin().
 func (l *Ledger) advanceTo(t int64) {
 	l.now = t
-	if l.hist.kind != histTrailing {
+	if !l.hist.windowed() {
 		return
 	}
 	b := l.beginAt(t)
@@ -783,7 +785,7 @@ func (l *Ledger) Finish(at time.Time, id JobID, s FinalState) error {
 		tn.activeW = 0 // no drift left behind by float sums
 	}
 	j.state, j.final, j.finish = finished, s, t
-	if l.hist.kind == histTrailing {
+	if l.hist.windowed() {
 		l.done = append(l.done, j)
 	}
 	l.setDep(tn)

@@ -20,15 +20,20 @@ func TestLongHistoryAgainstOracle(t *testing.T) {
 		name             string
 		hist             History
 		window, halfLife int64
+		buckets          int64 // of width window, when > 0
 	}{
-		{"unbounded", Unbounded(), 0, 0},
-		{"trailing", TrailingWindow(2000 * time.Second), int64(2000 * time.Second), 0},
-		{"half-life", HalfLife(900 * time.Second), 0, int64(900 * time.Second)},
+		{"unbounded", Unbounded(), 0, 0, 0},
+		{"trailing", TrailingWindow(2000 * time.Second), int64(2000 * time.Second), 0, 0},
+		{"buckets", Buckets(4, 500*time.Second), int64(500 * time.Second), 0, 4},
+		{"half-life", HalfLife(900 * time.Second), 0, int64(900 * time.Second), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 5))
 			l := mustNew(t, Config{Mode: QuotaShare, Capacity: 24, History: tc.hist})
 			o := oracle.New(true, 24, tc.window, tc.halfLife)
+			if tc.buckets > 0 {
+				o = oracle.NewBuckets(true, 24, tc.buckets, tc.window)
+			}
 			now := int64(0)
 			at := func() time.Time { return t0.Add(time.Duration(now)) }
 			apply := func(err error, k oracle.Kind) {

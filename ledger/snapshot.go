@@ -31,7 +31,10 @@ import (
 // breakpoint count and, per breakpoint, the time delta, the value and the
 // rate. What follows from the jobs and the tree (demands, allocations,
 // counts, shares per unit weight) is derived on restore, not stored.
-// Encoding is deterministic: equal ledgers give equal bytes.
+// Encoding is deterministic: equal ledgers give equal bytes. The history
+// policy is its kind and duration, and for [Buckets] (kind 3) then the
+// bucket count: the other kinds' bytes are as before it existed, and a
+// build without it rejects kind 3 as an unknown policy.
 //
 // Version 3 had no tree: every tenant was the cluster's child and kept its
 // FairShare as a series of its own, which every quota change extended (so
@@ -89,6 +92,9 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e.u(uint64(l.mode))
 	e.u(uint64(l.hist.kind))
 	e.i(int64(l.hist.d))
+	if l.hist.kind == histBuckets {
+		e.u(uint64(l.hist.n))
+	}
 	st, err := l.start.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("ledger: snapshot start time: %w", err)
@@ -444,6 +450,9 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	d := &dec{b: b}
 	mode := Mode(d.u("mode"))
 	hist := History{kind: historyKind(d.u("history")), d: time.Duration(d.i("history duration"))}
+	if hist.kind == histBuckets {
+		hist.n = int(d.u("bucket count")) // a count beyond int64 wraps negative: validate rejects it
+	}
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -564,7 +573,7 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 			return nil, fmt.Errorf("job %q: inconsistent record", j.id)
 		}
 		l.jobs.put(j)
-		if j.state == finished && l.hist.kind == histTrailing {
+		if j.state == finished && l.hist.windowed() {
 			l.done = append(l.done, j)
 		}
 	}

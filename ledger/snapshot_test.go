@@ -36,7 +36,7 @@ func sampleLedger(t testing.TB, h History) *Ledger {
 }
 
 func TestSnapshotRoundTripAndContinue(t *testing.T) {
-	for _, h := range []History{Unbounded(), TrailingWindow(5 * time.Second), HalfLife(time.Minute)} {
+	for _, h := range []History{Unbounded(), TrailingWindow(5 * time.Second), Buckets(3, 2*time.Second), HalfLife(time.Minute)} {
 		t.Run(h.String(), func(t *testing.T) {
 			a := sampleLedger(t, h)
 			data, err := a.MarshalBinary()
@@ -98,7 +98,7 @@ func TestRestoreRejectsDamage(t *testing.T) {
 }
 
 func FuzzRestore(f *testing.F) {
-	for _, h := range []History{Unbounded(), TrailingWindow(5 * time.Second), HalfLife(time.Minute)} {
+	for _, h := range []History{Unbounded(), TrailingWindow(5 * time.Second), Buckets(3, 2*time.Second), HalfLife(time.Minute)} {
 		data, _ := sampleLedger(f, h).MarshalBinary()
 		f.Add(data)
 	}

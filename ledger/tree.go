@@ -256,7 +256,7 @@ func (l *Ledger) appendSeg(tn *tenant, seg segment) {
 		tn.segs[n-1] = seg // the previous one held for no time at all
 		return
 	}
-	if l.hist.kind == histTrailing {
+	if l.hist.windowed() {
 		tn.segs = trimSegs(tn.segs, l.trimBefore())
 	}
 	tn.segs = append(tn.segs, seg)

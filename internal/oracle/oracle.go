@@ -72,6 +72,8 @@ func (s state) clone(at int64) state {
 type Oracle struct {
 	quotaShare bool    // Eq. 16 instead of Eq. 8
 	window     int64   // trailing window in ns, 0 if none
+	buckets    int64   // bucket count, 0 if none
+	width      int64   // bucket width in ns
 	lambda     float64 // decay per second, 0 if none
 	now, base  int64
 	log        []state        // state in force from log[k].at until log[k+1].at
@@ -91,6 +93,14 @@ func New(quotaShare bool, capacity int, window, halfLife int64) *Oracle {
 	return o
 }
 
+// NewBuckets returns an oracle whose history is the current bucket of width
+// ns and the n−1 before it, buckets aligned on time 0.
+func NewBuckets(quotaShare bool, capacity int, n, width int64) *Oracle {
+	o := New(quotaShare, capacity, 0, 0)
+	o.buckets, o.width = n, width
+	return o
+}
+
 func (o *Oracle) cur() state { return o.log[len(o.log)-1] }
 
 // Begin is the start of retained history.
@@ -105,6 +115,15 @@ func (o *Oracle) Now() int64 { return o.now }
 func (o *Oracle) beginAt(t int64) int64 {
 	if o.window > 0 && t-o.window > o.base {
 		return t - o.window
+	}
+	if o.buckets > 0 {
+		k := t / o.width // the bucket t lies in, rounded toward −∞
+		if k*o.width > t {
+			k--
+		}
+		if b := (k - (o.buckets - 1)) * o.width; b > o.base {
+			return b
+		}
 	}
 	return o.base
 }

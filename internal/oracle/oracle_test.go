@@ -67,3 +67,16 @@ func TestOracleDecay(t *testing.T) {
 		t.Fatalf("decayed fair %v, want %v", f, want)
 	}
 }
+
+// Three buckets of 10 s keep the current bucket and the two before it: the
+// start of history moves only at multiples of 10 s, never before the base.
+func TestOracleBucketsBegin(t *testing.T) {
+	o := NewBuckets(false, 4, 3, 10*s)
+	for _, tc := range []struct{ at, begin int64 }{
+		{0, 0}, {19 * s, 0}, {20 * s, 0}, {29*s + 1, 0}, {30 * s, 10 * s}, {39 * s, 10 * s}, {40 * s, 20 * s}, {125 * s, 100 * s},
+	} {
+		if got := o.beginAt(tc.at); got != tc.begin {
+			t.Errorf("beginAt(%d s) = %d s, want %d s", tc.at/s, got/s, tc.begin/s)
+		}
+	}
+}
