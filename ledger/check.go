@@ -96,7 +96,7 @@ func (l *Ledger) Check() error {
 			a.demand += j.demand
 			a.n++
 			a.w += j.weight
-			if j.grp == nil || j.grp.ix < 0 || j.grp.theta != float64(j.demand)/j.weight {
+			if j.grp == nil || j.grp.ix < 0 || j.grp.theta != l.jobTheta(j) {
 				bad("job %q: not in the group of its θ", id)
 			} else {
 				a.perGroup[j.grp]++
@@ -114,7 +114,7 @@ func (l *Ledger) Check() error {
 				check1(fmt.Sprintf("job %q alloc", id), &j.alloc, want)
 			}
 			r := l.jobFairRate(j)
-			if r > float64(j.demand)*(1+eps) || r < 0 {
+			if r > float64(j.demand)*(1+eps) && l.jobShare == CappedJobShare || r < 0 {
 				bad("job %q: fair rate %v outside [0, %d]", id, r, j.demand)
 			}
 			a.fair += r
@@ -324,6 +324,9 @@ func (l *Ledger) Check() error {
 		}
 		if a.fair > fair*(1+eps)+eps {
 			bad("tenant %q: Σ job fair rates %v > tenant fair rate %v", tn.id, a.fair, fair)
+		}
+		if l.jobShare == SplitJobShare && tn.own > 0 && !close(a.fair, fair) {
+			bad("tenant %q: Σ split job fair rates %v ≠ tenant fair rate %v", tn.id, a.fair, fair)
 		}
 	}
 	m := float64(l.capacity)

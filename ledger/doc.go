@@ -34,9 +34,12 @@
 //
 // A removed tenant has F = 0 and no quota. Job i of leaf j, with gang demand
 // D_i and weight w_i, is owed FairShare_ij(t) = min(D_i, F_j(t)·w_i / Σ_l
-// w_l) over the active jobs l of its tenant, and holds Alloc_i(t) = D_i
-// while running, 0 otherwise. A node's Alloc is the sum over the running
-// jobs of its subtree. Every rate is constant between events, so every
+// w_l) over the active jobs l of its tenant ([CappedJobShare], the
+// default), or F_j(t)·w_i / Σ_l w_l without the cap ([SplitJobShare],
+// Config.JobShare: the jobs' shares then add up to F_j, as the authors'
+// public simulator owes them), and holds Alloc_i(t) = D_i while running, 0
+// otherwise. A node's Alloc is the sum over the running jobs of its
+// subtree. Every rate is constant between events, so every
 // integral is an exact sum of rate × duration. ρ = ∫Alloc ÷ ∫FairShare
 // over a window ([Ratio] fixes 0/0 = 1 and x/0 = +Inf).
 //
@@ -97,7 +100,8 @@
 // # Index
 //
 // Construction and configuration: [New], [Config], [Mode] ([DemandAware],
-// [QuotaShare]), [History] ([Unbounded], [TrailingWindow], [Buckets], [HalfLife]).
+// [QuotaShare]), [JobShare] ([CappedJobShare], [SplitJobShare]), [History]
+// ([Unbounded], [TrailingWindow], [Buckets], [HalfLife]).
 //
 // Entities and events: [Ledger.AddTenant], [Ledger.AddTenantUnder],
 // [Ledger.SetTenantWeight],

@@ -32,6 +32,47 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// JobShare is the rule that divides a leaf tenant's fair share among its
+// active jobs.
+type JobShare int
+
+const (
+	// CappedJobShare is the paper's rule: job i is owed FairShare_ij(t) =
+	// min(D_i, F_j(t)·w_i / Σ_l w_l) over the active jobs l of its tenant,
+	// so no job is owed more than its gang demand. The zero value.
+	CappedJobShare JobShare = iota
+	// SplitJobShare drops the demand cap: FairShare_ij(t) = F_j(t)·w_i /
+	// Σ_l w_l, the tenant's fair share split over its active jobs by weight
+	// (with unit weights, equally), as the authors' public simulator owes
+	// it. The jobs' shares then add up to F_j whenever the tenant has an
+	// active job, and a job may be owed more than it can hold: a tenant with
+	// quota 8 and one active 1-GPU job owes that job 8 GPUs, so its ρ_job is
+	// at most 1/8 even while it runs.
+	SplitJobShare
+)
+
+// String returns "capped" or "split".
+func (s JobShare) String() string {
+	switch s {
+	case CappedJobShare:
+		return "capped"
+	case SplitJobShare:
+		return "split"
+	}
+	return fmt.Sprintf("JobShare(%d)", int(s))
+}
+
+// ParseJobShare is the inverse of String: "capped" or "split". Other text
+// is an error matching ErrConfig.
+func ParseJobShare(s string) (JobShare, error) {
+	for _, r := range []JobShare{CappedJobShare, SplitJobShare} {
+		if s == r.String() {
+			return r, nil
+		}
+	}
+	return 0, &Error{Op: "ParseJobShare", Err: ErrConfig, Detail: fmt.Sprintf("%q: want capped or split", s)}
+}
+
 // FinalState is how a job ended. All three make the job inactive: its fair
 // share stops accruing from the finish time.
 type FinalState int
@@ -63,6 +104,7 @@ type Config struct {
 	Capacity GPUs      // cluster GPUs M at Start; ≥ 0
 	Start    time.Time // beginning of history: Now() and Begin() at creation
 	History  History   // retention policy; zero value Unbounded
+	JobShare JobShare  // how a tenant's share is divided among its jobs; zero value CappedJobShare
 }
 
 // Ledger is the account book of a tree of tenants and their jobs. It is not safe for concurrent use;
@@ -75,6 +117,7 @@ type Config struct {
 // ±292 years. Integrals are float64 GPU·seconds.
 type Ledger struct {
 	mode     Mode
+	jobShare JobShare
 	hist     History
 	lam      decay
 	start    time.Time
@@ -204,6 +247,9 @@ func New(cfg Config) (*Ledger, error) {
 	if cfg.Mode != DemandAware && cfg.Mode != QuotaShare {
 		return fail(fmt.Sprintf("unknown mode %d", int(cfg.Mode)))
 	}
+	if cfg.JobShare != CappedJobShare && cfg.JobShare != SplitJobShare {
+		return fail(fmt.Sprintf("unknown job share rule %d", int(cfg.JobShare)))
+	}
 	if cfg.Capacity < 0 || cfg.Capacity > MaxGPUs {
 		return fail(fmt.Sprintf("capacity %d outside [0, %d]", cfg.Capacity, MaxGPUs))
 	}
@@ -212,6 +258,7 @@ func New(cfg Config) (*Ledger, error) {
 	}
 	l := &Ledger{
 		mode:     cfg.Mode,
+		jobShare: cfg.JobShare,
 		hist:     cfg.History,
 		lam:      decay(cfg.History.lambda()),
 		start:    cfg.Start.Round(0),
@@ -225,6 +272,10 @@ func New(cfg Config) (*Ledger, error) {
 
 // Mode returns the tenant fair-share equation.
 func (l *Ledger) Mode() Mode { return l.mode }
+
+// JobShare returns the rule that divides a tenant's fair share among its
+// jobs.
+func (l *Ledger) JobShare() JobShare { return l.jobShare }
 
 // History returns the retention policy.
 func (l *Ledger) History() History { return l.hist }
@@ -590,7 +641,7 @@ func (l *Ledger) Submit(at time.Time, id JobID, tenantID TenantID, demand GPUs, 
 // base at t.
 func (l *Ledger) join(j *job, t int64, base float64) {
 	tn := j.tn
-	theta := float64(j.demand) / j.weight
+	theta := l.jobTheta(j)
 	g := tn.groupIx[theta]
 	if g == nil {
 		g = &group{theta: theta, ix: len(tn.groups)}
@@ -605,6 +656,16 @@ func (l *Ledger) join(j *job, t int64, base float64) {
 		return
 	}
 	j.segs = append(j.segs, seg)
+}
+
+// jobTheta is the key of job j's group: θ = D/w, so that its fair rate is
+// w·min(θ, x), or +Inf under SplitJobShare, where it is w·x and every
+// active job of a tenant shares one group.
+func (l *Ledger) jobTheta(j *job) float64 {
+	if l.jobShare == SplitJobShare {
+		return math.Inf(1)
+	}
+	return float64(j.demand) / j.weight
 }
 
 // leave takes an active job out of its group at time t; the group is dropped

@@ -102,12 +102,16 @@ func newBucketsModel(t *rapid.T) *model {
 }
 
 func modelOf(t *rapid.T, mode Mode, capacity int, hist History, o *oracle.Oracle) *model {
-	cfg := Config{Mode: mode, Capacity: GPUs(capacity), Start: t0, History: hist}
+	share := rapid.SampledFrom([]JobShare{CappedJobShare, SplitJobShare}).Draw(t, "job share")
+	cfg := Config{Mode: mode, Capacity: GPUs(capacity), Start: t0, History: hist, JobShare: share}
 	l, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lazy, _ := New(cfg)
+	if share == SplitJobShare {
+		o.SplitJobShares()
+	}
 	return &model{l: l, lazy: lazy, o: o, maxCap: capacity, feasible: true, pool: tenantPool}
 }
 
@@ -494,7 +498,7 @@ func (m *model) check(t *rapid.T) {
 			t.Fatalf("view lost job %s", id)
 		}
 		m.close(t, "job rate "+id, r, or, 1)
-		if r > float64(info.Demand)*(1+modelTol) {
+		if m.l.JobShare() == CappedJobShare && r > float64(info.Demand)*(1+modelTol) {
 			t.Fatalf("job %s fair rate %v > demand %d", id, r, info.Demand)
 		}
 		perTenant[info.Tenant] += r
@@ -503,6 +507,12 @@ func (m *model) check(t *rapid.T) {
 		r, _ := view.TenantFairRate(TenantID(id))
 		if s > r*(1+modelTol)+modelTol {
 			t.Fatalf("tenant %s: Σ job fair rates %v > tenant fair rate %v", id, s, r)
+		}
+		// Without the cap the jobs' shares are the tenant's, split.
+		if m.l.JobShare() == SplitJobShare && math.Abs(s-r) > r*modelTol+modelTol {
+			if ti, _ := m.l.Tenant(TenantID(id)); ti.Demand > 0 {
+				t.Fatalf("tenant %s: Σ split job fair rates %v ≠ tenant fair rate %v", id, s, r)
+			}
 		}
 	}
 

@@ -218,7 +218,7 @@ func (v View) TenantFairRate(id TenantID) (float64, bool) {
 }
 
 // JobFairRate returns the job's current fair share min(D_i, FairShare_j·w_i/Σw)
-// in GPUs; 0 for a finished job; false if unknown.
+// in GPUs (FairShare_j·w_i/Σw under SplitJobShare); 0 for a finished job; false if unknown.
 func (v View) JobFairRate(id JobID) (float64, bool) {
 	if v.l == nil {
 		return 0, false

@@ -31,10 +31,14 @@ import (
 // breakpoint count and, per breakpoint, the time delta, the value and the
 // rate. What follows from the jobs and the tree (demands, allocations,
 // counts, shares per unit weight) is derived on restore, not stored.
-// Encoding is deterministic: equal ledgers give equal bytes. The history
-// policy is its kind and duration, and for [Buckets] (kind 3) then the
-// bucket count: the other kinds' bytes are as before it existed, and a
-// build without it rejects kind 3 as an unknown policy.
+// Encoding is deterministic: equal ledgers give equal bytes. The first
+// varint holds the Mode in its low 4 bits and the JobShare above them, so a
+// ledger with the zero JobShare encodes as before and a reader that does
+// not know a JobShare refuses the snapshot as an unknown mode. A group's θ
+// of +Inf (QuotaShare's kid groups, SplitJobShare's job groups) is kept as
+// 0. The history policy is its kind and duration, and for [Buckets] (kind
+// 3) then the bucket count: the other kinds' bytes are as before it
+// existed, and a build without it rejects kind 3 as an unknown policy.
 //
 // Version 3 had no tree: every tenant was the cluster's child and kept its
 // FairShare as a series of its own, which every quota change extended (so
@@ -55,7 +59,10 @@ import (
 const (
 	snapMagic   = "ASTRLDGR"
 	snapVersion = 4
-	snapHeader  = len(snapMagic) + 2 + 8
+	// modeBits is how many low bits of the snapshot's first varint hold
+	// the Mode; the JobShare is above them.
+	modeBits   = 4
+	snapHeader = len(snapMagic) + 2 + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -89,7 +96,7 @@ func (e *enc) series(s *series, d decay) {
 // error is for encoding.BinaryMarshaler. O(size of the ledger + J log J).
 func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e := &enc{b: make([]byte, 0, 256)}
-	e.u(uint64(l.mode))
+	e.u(uint64(l.mode) | uint64(l.jobShare)<<modeBits)
 	e.u(uint64(l.hist.kind))
 	e.i(int64(l.hist.d))
 	if l.hist.kind == histBuckets {
@@ -193,7 +200,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		e.u(uint64(nix[o.n]))
 		e.bool(o.kid)
 		if math.IsInf(g.theta, 1) {
-			e.f(0) // QuotaShare's kid groups: θ = +Inf, which the format keeps as 0
+			e.f(0) // θ = +Inf, which the format keeps as 0
 		} else {
 			e.f(g.theta)
 		}
@@ -448,7 +455,8 @@ func Restore(data []byte) (*Ledger, error) {
 
 func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	d := &dec{b: b}
-	mode := Mode(d.u("mode"))
+	rawMode := d.u("mode")
+	mode, share := Mode(rawMode&(1<<modeBits-1)), JobShare(rawMode>>modeBits)
 	hist := History{kind: historyKind(d.u("history")), d: time.Duration(d.i("history duration"))}
 	if hist.kind == histBuckets {
 		hist.n = int(d.u("bucket count")) // a count beyond int64 wraps negative: validate rejects it
@@ -456,13 +464,16 @@ func decodePayload(b []byte, version uint16) (*Ledger, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if mode != DemandAware && mode != QuotaShare {
-		return nil, fmt.Errorf("unknown mode %d", mode)
+	if mode != DemandAware && mode != QuotaShare || share != CappedJobShare && share != SplitJobShare {
+		return nil, fmt.Errorf("unknown mode %d", rawMode)
+	}
+	if share != CappedJobShare && version < 4 {
+		return nil, fmt.Errorf("job share rule %v in a version %d snapshot", share, version)
 	}
 	if err := hist.validate(); err != nil {
 		return nil, err
 	}
-	l := &Ledger{mode: mode, hist: hist, lam: decay(hist.lambda()), tenantIx: map[TenantID]*tenant{}}
+	l := &Ledger{mode: mode, jobShare: share, hist: hist, lam: decay(hist.lambda()), tenantIx: map[TenantID]*tenant{}}
 	if err := l.start.UnmarshalBinary([]byte(d.s("start"))); err != nil && d.err == nil {
 		return nil, fmt.Errorf("start time: %w", err)
 	}
@@ -788,7 +799,7 @@ func (l *Ledger) decodeTree(d *dec) ([]*group, []*tenant, error) {
 		if d.err != nil {
 			return nil, nil, d.err
 		}
-		if g.kid && g.theta == 0 {
+		if g.theta == 0 && (g.kid || l.jobShare == SplitJobShare) {
 			g.theta = math.Inf(1)
 		}
 		if !(g.theta > 0) || g.n < 0 {

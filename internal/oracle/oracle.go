@@ -71,6 +71,7 @@ func (s state) clone(at int64) state {
 // Oracle is the reference ledger.
 type Oracle struct {
 	quotaShare bool    // Eq. 16 instead of Eq. 8
+	splitJobs  bool    // job shares without the demand cap (ledger.SplitJobShare)
 	window     int64   // trailing window in ns, 0 if none
 	buckets    int64   // bucket count, 0 if none
 	width      int64   // bucket width in ns
@@ -100,6 +101,11 @@ func NewBuckets(quotaShare bool, capacity int, n, width int64) *Oracle {
 	o.buckets, o.width = n, width
 	return o
 }
+
+// SplitJobShares makes a job's fair share its tenant's fair share times
+// its weight over the tenant's active weight, without the demand cap, from
+// the start (ledger.SplitJobShare). Call it before the first event.
+func (o *Oracle) SplitJobShares() { o.splitJobs = true }
 
 func (o *Oracle) cur() state { return o.log[len(o.log)-1] }
 
@@ -501,7 +507,11 @@ func (o *Oracle) ratesOf(s state) rates {
 		}
 		share := new(big.Rat).Mul(r.tenantFair[j.tenant], rat(j.weight))
 		share.Quo(share, own[j.tenant][2])
-		r.jobFair[k] = minRat(ratInt(j.demand), share)
+		if o.splitJobs {
+			r.jobFair[k] = share
+		} else {
+			r.jobFair[k] = minRat(ratInt(j.demand), share)
+		}
 	}
 	r.capacity, r.alloc = m, ratInt(running)
 	idle := new(big.Rat).Sub(m, r.alloc)
