@@ -110,6 +110,14 @@ type Config struct {
 	// authors' simulator, which selects over its last 24 hourly buckets.
 	// The results' ρ are read from unbounded books either way.
 	History ledger.History
+	// JobShare is how the policies' accounts divide a tenant's fair share
+	// among its active jobs: the zero value (ledger.CappedJobShare) is the
+	// paper's min(D_i, F_j·w_i/Σw); ledger.SplitJobShare drops the cap,
+	// as the authors' simulator does (a tenant's quota split equally over
+	// its active jobs). It changes which job a policy picks, not what is
+	// measured: the results' ρ_job are read under the capped rule either
+	// way.
+	JobShare ledger.JobShare
 	// Metrics is the fairness mode of the ledger the job and tenant ρ in the
 	// results are read from. When it differs from Accounts the engine keeps
 	// a second ledger for the metrics.
@@ -341,6 +349,8 @@ func (c *Config) validate() error {
 		return configErr("unknown placement %v", c.Placement)
 	case !(c.SpreadSlowdown >= 0 && c.SpreadSlowdown <= 1):
 		return configErr("SpreadSlowdown %v must lie in (0, 1] (0 means 1, no slowdown)", c.SpreadSlowdown)
+	case c.JobShare != ledger.CappedJobShare && c.JobShare != ledger.SplitJobShare:
+		return configErr("unknown %v", c.JobShare)
 	case !validHistory(c.History):
 		return configErr("History %v: a window or half-life must be positive", c.History)
 	case len(c.Quotas) == 0:

@@ -333,12 +333,13 @@ func (e *engine) openBooks() error {
 	// intervals keeps a book of each mode.
 	//
 	// The policies read the first book. When their accounts forget the
-	// past (Config.History), that book serves them alone and the others
+	// past (Config.History) or split a tenant's share without the demand
+	// cap (Config.JobShare), that book serves them alone and the others
 	// are kept as without it.
 	var modes []ledger.Mode
-	windowed := e.cfg.History != ledger.Unbounded()
-	if windowed {
-		l, err := e.openBook(ledger.Config{Mode: e.cfg.Accounts, History: e.cfg.History})
+	own := e.cfg.History != ledger.Unbounded() || e.cfg.JobShare != ledger.CappedJobShare
+	if own {
+		l, err := e.openBook(ledger.Config{Mode: e.cfg.Accounts, History: e.cfg.History, JobShare: e.cfg.JobShare})
 		if err != nil {
 			return err
 		}
@@ -353,7 +354,7 @@ func (e *engine) openBooks() error {
 	}
 	for _, m := range modes {
 		lc := ledger.Config{Mode: m}
-		if m != e.cfg.Metrics && (windowed || m != e.cfg.Accounts) {
+		if m != e.cfg.Metrics && (own || m != e.cfg.Accounts) {
 			// A book kept for tenant intervals alone is never asked
 			// about anything older than the longest interval, so it
 			// keeps no more: its memory stays that of a window, not of

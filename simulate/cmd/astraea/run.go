@@ -50,6 +50,7 @@ type options struct {
 	placement         string
 	spreadSlowdown    float64
 	history           time.Duration
+	jobShare          string
 	newJobs           string
 	starvedBelow      float64
 	waitFirst         time.Duration
@@ -105,6 +106,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
 	fs.StringVar(&o.placement, "placement", placement.Strict.String(), "placement of every policy: \"strict\" (a gang one node could hold waits for one node) or \"spread\" (the fewest nodes its free GPUs allow)")
 	fs.DurationVar(&o.history, "history", 0, "how far back the policies' accounts remember: a trailing window `D` (0: the whole run, the paper's; the authors' simulator uses 24h)")
+	fs.StringVar(&o.jobShare, "job-share", ledger.CappedJobShare.String(), "how the policies' accounts divide a tenant's fair share among its jobs: \"capped\" (min(demand, equal split), the paper's) or \"split\" (equal split without the cap, the authors' simulator); ρ_job in the results is capped either way")
 	fs.Float64Var(&o.spreadSlowdown, "spread-slowdown", 1, "progress rate `S` in (0, 1] of a job placed on more nodes than its minimum, until it is placed again (1: no slowdown)")
 	fs.StringVar(&o.newJobs, "new-jobs", astraea.FIFO.String(), "astraea: order of a tenant's new jobs: \"fifo\" or \"smallest\" (smallest demand first)")
 	fs.BoolVar(&o.noBackfill, "no-backfill", false, "astraea: end a round when every tenant has left play (no backfill stage)")
@@ -418,6 +420,10 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	if err != nil {
 		return nil, fmt.Errorf("-placement: %w", err)
 	}
+	jobShare, err := ledger.ParseJobShare(o.jobShare)
+	if err != nil {
+		return nil, fmt.Errorf("-job-share: %w", err)
+	}
 	if _, err := astraea.New(aopt); err != nil {
 		return nil, fmt.Errorf("-starved-below %v, -wait-first %v: %w", o.starvedBelow, o.waitFirst, err)
 	}
@@ -455,6 +461,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	cfg.DropOverQuota = o.dropOverQuota
 	cfg.Placement = pmode
 	cfg.SpreadSlowdown = o.spreadSlowdown
+	cfg.JobShare = jobShare
 	if o.history > 0 {
 		cfg.History = ledger.TrailingWindow(o.history)
 	}
