@@ -17,10 +17,7 @@ import (
 // cluster holds.
 func TestPropertyAssignIsPlaceThenAllocate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var opts []Option
-		if rapid.Bool().Draw(t, "spread") {
-			opts = append(opts, AllowSpread())
-		}
+		opts := []Option{genMode(t)}
 		nodes := genNodes(t, 8)
 		a, err := NewCluster(nodes, opts...)
 		if err != nil {

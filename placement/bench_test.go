@@ -163,10 +163,39 @@ func BenchmarkPlace(b *testing.B) {
 }
 
 // BenchmarkPlaceModes measures a planning decision under each Mode on the
-// busy clusters of BenchmarkPlace (built under that mode): FewestNodes must
-// scale as Strict does.
+// busy clusters of BenchmarkPlace (built under that mode): FewestNodes and
+// FirstFit must scale as Strict does.
 func BenchmarkPlaceModes(b *testing.B) {
-	for _, m := range []Mode{Strict, FewestNodes} {
+	benchModes(b, func(b *testing.B, c *Cluster, demands []int) {
+		for i := 0; b.Loop(); i++ {
+			_, _ = c.Place(demands[i&1023])
+		}
+	})
+}
+
+// BenchmarkAssignReleaseModes measures BenchmarkAssignRelease under each
+// Mode: the decision and the upkeep of the mode's indexes by Assign and
+// Release (FirstFit's order index among them).
+func BenchmarkAssignReleaseModes(b *testing.B) {
+	benchModes(b, func(b *testing.B, c *Cluster, demands []int) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := c.Assign("bench", demands[i&1023]); err != nil {
+				if errors.Is(err, ErrNoFit) {
+					continue
+				}
+				b.Fatal(err)
+			}
+			if _, err := c.Release("bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchModes runs body as a sub-benchmark per Mode and size in benchSizes
+// on a busy cluster built under that mode, as benchTraceDemands does.
+func benchModes(b *testing.B, body func(b *testing.B, c *Cluster, demands []int)) {
+	for _, m := range modes {
 		for _, n := range benchSizes {
 			b.Run(fmt.Sprintf("%v/nodes=%d", m, n), func(b *testing.B) {
 				c := benchCluster(b, n, WithMode(m))
@@ -174,9 +203,7 @@ func BenchmarkPlaceModes(b *testing.B) {
 				b.ReportAllocs()
 				cpu := startCPU(b)
 				defer cpu.stop(b)
-				for i := 0; b.Loop(); i++ {
-					_, _ = c.Place(demands[i&1023])
-				}
+				body(b, c, demands)
 			})
 		}
 	}

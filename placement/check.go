@@ -24,7 +24,10 @@ import (
 // whose keys move before the next multi-node decision), with its free
 // total and top-k sums (exact unless the domain is listed as stale, to be
 // refreshed before the next multi-node decision), and every level index
-// agrees with the sums its domains record.
+// agrees with the sums its domains record; under FirstFit, the order index
+// holds every node's free GPUs (and its GPUs when it is wholly free), 0
+// for nodes that do not accept placements, and the largest of each over
+// every block below.
 func (c *Cluster) Check() error {
 	var capacity, free, used, dirty int
 	var wantFree, wantCaps []key
@@ -130,6 +133,14 @@ func (c *Cluster) Check() error {
 	}
 	if err := sameKeysUnordered("capacity index", c.caps, wantCaps); err != nil {
 		return err
+	}
+	switch {
+	case c.first:
+		if err := c.order.check(c); err != nil {
+			return err
+		}
+	case len(c.order.lv) > 0:
+		return fmt.Errorf("placement: check: an order index outside FirstFit")
 	}
 	// Allocations: disjoint, well formed, and exactly the held GPUs.
 	got := map[string][]int{}

@@ -135,3 +135,38 @@ func TestCheckFindsCorruption(t *testing.T) {
 		})
 	}
 }
+
+// Check finds corruption of a FirstFit cluster's order index: a node's
+// entry, a block's largest count, or a level missing, and an order index
+// in a cluster of another mode.
+func TestCheckFindsOrderCorruption(t *testing.T) {
+	build := func(t *testing.T, mode Mode) *Cluster {
+		c := mustCluster(t, uniform(70, 8), WithMode(mode)) // two blocks of nodes
+		if _, err := c.Assign("a", 3); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	tests := []struct {
+		name    string
+		mode    Mode
+		corrupt func(c *Cluster)
+	}{
+		{"a node's free count is stale", FirstFit, func(c *Cluster) { c.order.lv[0].set(c.tok, 0, orderVal{free: 8, whole: 8}) }},
+		{"a node's whole count is stale", FirstFit, func(c *Cluster) { c.order.lv[0].set(c.tok, 1, orderVal{free: 8}) }},
+		{"a block's largest count is stale", FirstFit, func(c *Cluster) { c.order.lv[1].set(c.tok, 1, orderVal{free: 7, whole: 8}) }},
+		{"a level is missing", FirstFit, func(c *Cluster) { c.order.lv = c.order.lv[:1] }},
+		{"a cluster of another mode keeps one", FewestNodes, func(c *Cluster) { c.order.set(c.tok, 0, orderVal{free: 1}) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := build(t, tc.mode)
+			tc.corrupt(c)
+			if err := c.Check(); err == nil {
+				t.Fatal("Check found nothing")
+			} else {
+				t.Log(err)
+			}
+		})
+	}
+}

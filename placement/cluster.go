@@ -520,15 +520,17 @@ func (c *Cluster) getAlloc(id string) (*allocRec, bool) {
 
 // Cluster is the consolidated [Placer]: it tracks which GPU of which node is
 // held by which allocation, and places gangs on the fewest nodes, best fit,
-// innermost topology domain first. See the package documentation for the
-// exact rules.
+// innermost topology domain first, or under [FirstFit] first fit in node
+// order. See the package documentation for the exact rules.
 //
 // A Cluster is not safe for concurrent use; clones are independent of each
 // other and of the original, and may be used from different goroutines. The
 // zero Cluster is not usable: create one with [NewCluster].
 type Cluster struct {
 	tok    *cowToken
-	spread bool
+	spread bool // a gang no node holds now may be spread (FewestNodes, FirstFit)
+	first  bool // FirstFit: placed in node order, through order
+	order  orderIndex
 
 	nodes   *btree.BTreeG[nodeEntry] // all nodes by id, to their ordinals
 	recs    cowArray[*nodeState]     // node records by ordinal; nil for a removed node
@@ -632,7 +634,8 @@ func NewCluster(nodes []Node, opts ...Option) (*Cluster, error) {
 	}
 	c := &Cluster{
 		tok:    new(cowToken),
-		spread: cfg.spread,
+		spread: cfg.mode != Strict,
+		first:  cfg.mode == FirstFit,
 		nodes:  btree.NewG(treeDegree, func(a, b nodeEntry) bool { return a.id < b.id }),
 		caps:   btree.NewG(treeDegree, lessKey),
 		paths:  btree.NewG(treeDegree, func(a, b pathEntry) bool { return a.path < b.path }),
@@ -672,6 +675,8 @@ func (c *Cluster) Clone() *Cluster {
 	out := &Cluster{
 		tok:      new(cowToken),
 		spread:   c.spread,
+		first:    c.first,
+		order:    c.order.clone(),
 		nodes:    c.nodes.Clone(),
 		caps:     c.caps.Clone(),
 		recs:     c.recs.clone(),
@@ -1065,6 +1070,9 @@ func (c *Cluster) reindex(n *nodeState, old nodeSnapshot) {
 	now := n.snapshot()
 	if old == now {
 		return
+	}
+	if c.first {
+		c.order.set(c.tok, n.ord, orderValOf(n))
 	}
 	switch {
 	case old.indexed && now.indexed:

@@ -131,10 +131,7 @@ func checkTwin(t *rapid.T, step, i int, c, twin *Cluster) {
 // to Allocate) changes no cluster.
 func TestPropertyClonesStayIndependent(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var opts []Option
-		if rapid.Bool().Draw(t, "spread") {
-			opts = append(opts, AllowSpread())
-		}
+		opts := []Option{genMode(t)}
 		// Up to 150 nodes: the records' arrays then span three chunks.
 		nNodes := rapid.IntRange(1, 150).Draw(t, "nodes")
 		nodes := make([]Node, nNodes)

@@ -10,7 +10,8 @@
 // # API
 //
 //   - Build: [NewCluster] from [Node] values, with an [Option]
-//     ([StrictConsolidation], the default, or [AllowSpread]).
+//     ([StrictConsolidation], the default, [AllowSpread], or [WithMode] of
+//     a [Mode], [FirstFit] among them).
 //   - Plan: [Cluster.Place], [Cluster.Fits], [Cluster.Clone].
 //   - Commit: [Cluster.Allocate], [Cluster.Release]; [Cluster.Assign]
 //     places and allocates in one step.
@@ -60,6 +61,13 @@
 //  4. GPUs. On every node the job gets the lowest free GPU indices;
 //     [Slot.GPUs] are ascending and [Placement.Slots] are ordered by node
 //     id.
+//
+// Under [FirstFit] rules 1 to 3 give way to first fit over the nodes in
+// the order the cluster received them, as the mode's documentation says:
+// a gang takes the first node that holds it (or, larger than a node,
+// the first wholly free nodes and the first other node for the rest),
+// and is spread over the nodes in that order when it cannot be
+// consolidated so; rule 4 holds as in the other modes.
 //
 // A job that cannot be placed gets nothing and an error matching [ErrNoFit]
 // whose *[NoFitError] says why, e.g. "needs 8 on ≤ 1 node, largest free
@@ -112,6 +120,13 @@
 // leaves and pages of the allocation table they touch (tens of kilobytes),
 // later ones do not. A placement handed back by Release is the caller's: it is
 // a copy when a clone may still hold the allocation.
+//
+// A FirstFit cluster also keeps the free GPUs of its nodes in node order
+// in a tree of fan-out 64 (copy-on-write like the records' arrays, one
+// pointer per 64 entries for a clone): its decision for a gang on k nodes
+// is O(k · 64 · log₆₄ n), and Allocate and Release add O(log₆₄ n) per
+// node they change (O(64) more on a level where a block's largest count
+// goes down).
 //
 // # Concurrency
 //

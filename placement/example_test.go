@@ -210,3 +210,33 @@ func ExampleCluster_WhySpread() {
 	// node-1:6,7 node-2:6,7 beyond its minimum: 1
 	// spread over 2 nodes: no node has 4 free (largest free block is 2)
 }
+
+// Under FirstFit a gang takes the first node, in the order the cluster
+// received them, that holds it, not the best fit; a gang no node holds is
+// spread over the nodes in that order.
+func ExampleWithMode() {
+	c, err := placement.NewCluster([]placement.Node{
+		{ID: "node-9", GPUs: 8},
+		{ID: "node-1", GPUs: 8},
+		{ID: "node-5", GPUs: 4},
+	}, placement.WithMode(placement.FirstFit))
+	if err != nil {
+		panic(err)
+	}
+	if _, err := c.Assign("a", 2); err != nil { // on node-9, the first
+		panic(err)
+	}
+	p, _ := c.Place(4)
+	fmt.Println(p)                              // node-5 would fit best
+	if _, err := c.Assign("b", 8); err != nil { // node-1, the first with 8 free
+		panic(err)
+	}
+	p, _ = c.Place(8)
+	why, _ := c.WhySpread(8)
+	fmt.Println(p)
+	fmt.Println(why.Reason)
+	// Output:
+	// node-9:2,3,4,5
+	// node-5:0,1 node-9:2,3,4,5,6,7
+	// spread over 2 nodes in node order: no node has 8 free (largest free block is 6)
+}

@@ -22,7 +22,10 @@ import (
 // demand, in the domain where the nodes taken have the most free GPUs, so
 // that few GPUs have to come free for the gang. Ties go to the order of
 // [Cluster.Nodes]. The nodes come sorted by id, as the slots of a
-// placement. Draining nodes are not chosen. Nothing changes.
+// placement. Draining nodes are not chosen. Nothing changes. The choice is
+// the same in every [Mode], FirstFit's node order playing no part: a
+// reservation waits for GPUs to come free rather than taking those free
+// now.
 //
 // It fails with ErrInvalidDemand, or with a *NoFitError when the gang does
 // not fit even on empty nodes. O(n × (levels + log n)) for n nodes.

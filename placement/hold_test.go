@@ -117,7 +117,7 @@ func TestPlaceOnTakesTheLowestFreeGPUsInNodeOrder(t *testing.T) {
 func TestPropertyHoldThenPlaceOn(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nodes := genNodes(t, 8)
-		c, err := NewCluster(nodes, rapid.SampledFrom([]Option{StrictConsolidation(), AllowSpread()}).Draw(t, "option"))
+		c, err := NewCluster(nodes, genMode(t))
 		if err != nil {
 			t.Fatal(err)
 		}

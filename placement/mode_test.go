@@ -6,7 +6,7 @@ import (
 )
 
 func TestModeStringsParseBack(t *testing.T) {
-	for _, m := range []Mode{Strict, FewestNodes} {
+	for _, m := range modes {
 		got, err := ParseMode(m.String())
 		if err != nil || got != m {
 			t.Errorf("ParseMode(%q) = %v, %v; want %v", m.String(), got, err, m)

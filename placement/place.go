@@ -15,6 +15,14 @@ type plan struct {
 	pool  *freeIndex // (free, id) of candidate nodes, for a multi-node plan: the cluster's or a domain's
 	nodes int
 	best  key // the best-fitting node of a single-node plan
+	// taken, for a multi-node plan under FirstFit, is the nodes chosen,
+	// each with the GPUs it gives as its count, in node id order (pool is
+	// then nil).
+	taken []key
+	// whole is the count of wholly free nodes a FirstFit gang larger
+	// than any node sought when it was spread because it found too few of
+	// them, or because no other node had rest free (for WhySpread).
+	whole, rest int
 }
 
 // decide applies the placement rules to demand. It changes nothing a
@@ -29,6 +37,9 @@ func (c *Cluster) decide(demand int) (plan, error) {
 	if demand <= 0 {
 		return plan{}, &Error{Op: "place", Err: ErrInvalidDemand,
 			Detail: fmt.Sprintf("demand %d GPUs, want > 0", demand)}
+	}
+	if c.first {
+		return c.decideFirst(demand)
 	}
 	fx := c.freeIdx()
 	if b, ok := fx.bestFit(demand); ok {
@@ -49,6 +60,84 @@ func (c *Cluster) decide(demand int) (plan, error) {
 		}
 	}
 	return plan{pool: fx, nodes: k}, nil
+}
+
+// decideFirst is decide under FirstFit (see the mode's rules), for a
+// positive demand: O(64 · log₆₄ n) for a gang on one node, O(k · 64 ·
+// log₆₄ n) for one on k nodes (see orderIndex).
+func (c *Cluster) decideFirst(demand int) (plan, error) {
+	if c.freeGPUs < demand {
+		return plan{}, newNoFit(demand, 0, c.freeIdx().largest(), c.freeGPUs)
+	}
+	g := c.largestNode()
+	if demand <= g {
+		if o := c.order.next(0, demand, false); o >= 0 {
+			n := c.recs.at(o)
+			return plan{nodes: 1, best: key{n: n.free, id: n.id, ord: o}}, nil
+		}
+		return c.spreadFirst(demand, 0, 0), nil
+	}
+	q, r := demand/g, demand%g
+	taken := make([]key, 0, q+1)
+	for from := 0; len(taken) < q; {
+		o := c.order.next(from, g, true)
+		if o < 0 {
+			return c.spreadFirst(demand, q, 0), nil
+		}
+		taken = append(taken, key{n: g, id: c.recs.at(o).id, ord: o})
+		from = o + 1
+	}
+	if r > 0 {
+		// The first node with r free that is not taken whole: the taken
+		// ones come in order, so the search steps over them as it meets
+		// them.
+		j := 0
+		for from := 0; ; {
+			o := c.order.next(from, r, false)
+			if o < 0 {
+				return c.spreadFirst(demand, q, r), nil
+			}
+			for j < len(taken) && taken[j].ord < o {
+				j++
+			}
+			if j < len(taken) && taken[j].ord == o {
+				from = o + 1
+				continue
+			}
+			taken = append(taken, key{n: r, id: c.recs.at(o).id, ord: o})
+			break
+		}
+	}
+	return c.firstPlan(taken), nil
+}
+
+// spreadFirst is FirstFit's spread of demand GPUs, which the free GPUs of
+// the accepting nodes hold: every node in order gives all its free GPUs,
+// the last one what is still missing. whole and rest are what the gang
+// sought consolidated, for WhySpread. O(k · 64 · log₆₄ n) on k nodes.
+func (c *Cluster) spreadFirst(demand, whole, rest int) plan {
+	var taken []key
+	for o, left := 0, demand; left > 0; o++ {
+		o = c.order.next(o, 1, false)
+		n := c.recs.at(o)
+		take := min(n.free, left)
+		taken = append(taken, key{n: take, id: n.id, ord: o})
+		left -= take
+	}
+	p := c.firstPlan(taken)
+	p.whole, p.rest = whole, rest
+	return p
+}
+
+// firstPlan is the plan of FirstFit's nodes taken, each with the GPUs it
+// gives as its count: sorted by node id.
+func (c *Cluster) firstPlan(taken []key) plan {
+	if len(taken) == 1 {
+		n := c.recs.at(taken[0].ord)
+		return plan{nodes: 1, best: key{n: n.free, id: n.id, ord: n.ord}}
+	}
+	slices.SortFunc(taken, func(a, b key) int { return strings.Compare(a.id, b.id) })
+	return plan{nodes: len(taken), taken: taken}
 }
 
 // largestNode returns the GPU count of the largest node that accepts
@@ -93,10 +182,12 @@ func (c *Cluster) Beyond(p Placement) int {
 // across nodes?"), beside [NoFitError] for a gang that waits.
 type Spread struct {
 	Demand   int // GPUs asked for
-	Nodes    int // nodes Place spans now: the fewest the free GPUs allow
+	Nodes    int // nodes Place spans now: the fewest the free GPUs allow (under FirstFit, those its spread in node order takes)
 	MinNodes int // the fewest on an empty cluster (Cluster.MinNodes)
 	// Fewer is the most free GPUs any Nodes−1 nodes hold together (the
-	// largest free block when Nodes is 2): less than Demand.
+	// largest free block when Nodes is 2): less than Demand, except under
+	// FirstFit, whose spread takes the nodes in order rather than the
+	// fewest.
 	Fewer  int
 	Reason string // a human sentence, e.g. "spread over 2 nodes: no node has 8 free (largest free block is 6)"
 }
@@ -117,9 +208,16 @@ func (c *Cluster) WhySpread(demand int) (s Spread, ok bool) {
 		return Spread{}, false
 	}
 	s = Spread{Demand: demand, Nodes: p.nodes, MinNodes: least, Fewer: c.freeIdx().topSum(p.nodes - 1)}
-	if p.nodes == 2 {
+	switch {
+	case c.first && p.whole == 0:
+		s.Reason = fmt.Sprintf("spread over %d nodes in node order: no node has %d free (largest free block is %d)", p.nodes, demand, c.freeIdx().largest())
+	case c.first && p.rest == 0:
+		s.Reason = fmt.Sprintf("spread over %d nodes in node order: fewer than %d nodes of %d GPUs are wholly free", p.nodes, p.whole, c.largestNode())
+	case c.first:
+		s.Reason = fmt.Sprintf("spread over %d nodes in node order: no node besides the first %d wholly free ones has %d free", p.nodes, p.whole, p.rest)
+	case p.nodes == 2:
 		s.Reason = fmt.Sprintf("spread over 2 nodes: no node has %d free (largest free block is %d)", demand, s.Fewer)
-	} else {
+	default:
 		s.Reason = fmt.Sprintf("spread over %d nodes: no %d nodes have %d free (the %d largest free blocks hold %d)", p.nodes, p.nodes-1, demand, p.nodes-1, s.Fewer)
 	}
 	return s, true
@@ -181,7 +279,10 @@ func (c *Cluster) choose(p plan, demand int) Placement {
 	if p.nodes == 1 {
 		return c.onePlacement(p.best, demand)
 	}
-	taken := c.pick(p, demand, make([]key, 0, p.nodes))
+	taken := p.taken
+	if taken == nil {
+		taken = c.pick(p, demand, make([]key, 0, p.nodes))
+	}
 	slots := make([]Slot, 0, p.nodes)
 	for _, x := range taken {
 		slots = append(slots, Slot{Node: x.id, GPUs: c.recs.at(x.ord).lowestFree(x.n)})
@@ -324,9 +425,9 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 	// (the table is large, the slot random) overlaps the decision, which
 	// does not change the table.
 	slot, dup := c.allocs.probe(h, id)
-	if demand > 0 {
+	if demand > 0 && !c.first {
 		// The single-node plan of decide, the common case, taken
-		// without a plan.
+		// without a plan (FirstFit's first fit is not the best fit).
 		fx := c.freeIdx()
 		if v := fx.nextCount(demand); v >= 0 {
 			if dup {
@@ -342,8 +443,11 @@ func (c *Cluster) AssignHashed(id string, h uint64, demand int) (Placement, erro
 	if dup {
 		return Placement{}, &Error{Op: "allocate", Allocation: id, Err: ErrDuplicateAllocation}
 	}
-	if p.nodes == 1 { // not reached: the single-node case is settled above
+	if p.nodes == 1 { // FirstFit's: the best fit is settled above
 		return c.assignOne(id, h, slot, demand, p.best.ord), nil
+	}
+	if p.taken != nil {
+		return c.assignSpan(id, h, slot, demand, p.taken), nil
 	}
 	var buf [maxIndexedSpan]key
 	return c.assignSpan(id, h, slot, demand, c.pick(p, demand, buf[:0])), nil
@@ -615,14 +719,15 @@ const maxLookNodes = 8
 // block of the view is the larger of the cluster's and those of the nodes
 // the look frees GPUs on, and its free total the cluster's plus the GPUs
 // freed on nodes that accept placements. It declines (ok false), for
-// PlaceWithout's long way to answer, when a listed allocation is unknown,
+// PlaceWithout's long way to answer, under FirstFit (whose choice is not
+// the best fit), when a listed allocation is unknown,
 // listed twice or not held, when its GPUs span more than maxLookNodes nodes
 // or sit on a node of more than 64 GPUs, or when the demand would be spread
 // over several nodes of the view. O(s log n + L log n), plus an O(1)
 // expected lookup per id, for the s slots of the listed allocations, over
 // at most L ≤ maxLookNodes + 1 keys scanned.
 func (c *Cluster) lookOneNode(demand int, ids []string) (p Placement, ok bool, err error) {
-	if demand <= 0 {
+	if demand <= 0 || c.first {
 		return Placement{}, false, nil
 	}
 	var buf [maxLookNodes]lookNode

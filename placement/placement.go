@@ -111,8 +111,8 @@ type Placer interface {
 type Option func(*config)
 
 type config struct {
-	spread bool
-	bad    bool // an unknown Mode
+	mode Mode
+	bad  bool // an unknown Mode
 }
 
 // StrictConsolidation is the default policy: a job whose demand is at most
@@ -121,12 +121,12 @@ type config struct {
 // can hold them. Strict consolidation keeps small jobs off the network and
 // keeps the cluster from being splintered by jobs that would fit on one node
 // later.
-func StrictConsolidation() Option { return func(c *config) { c.spread = false } }
+func StrictConsolidation() Option { return func(c *config) { c.mode = Strict } }
 
 // AllowSpread lets a job that no single node can hold be spread over the
 // fewest nodes that can, even when its demand is at most a node's size.
 // It trades communication locality for shorter waits.
-func AllowSpread() Option { return func(c *config) { c.spread = true } }
+func AllowSpread() Option { return func(c *config) { c.mode = FewestNodes } }
 
 // Mode is a cluster's consolidation rule for gangs that one node could
 // hold (see the package's Rules).
@@ -143,39 +143,57 @@ const (
 	// spreads when no node holds it, even where one node could hold it
 	// empty (AllowSpread).
 	FewestNodes
+	// FirstFit places a gang first-fit over the nodes in the order the
+	// cluster received them (the slice given to NewCluster, then AddNode
+	// calls), the rule of simulators that scan a node list; topology
+	// domains and best fit play no part. With G the GPU count of the
+	// largest node that accepts placements, a gang of d ≤ G GPUs takes the
+	// first node with d free; a gang of d > G takes the first ⌊d/G⌋ wholly
+	// free nodes of G GPUs and, when d mod G > 0, the first other node
+	// with d mod G free — the fewest nodes an empty cluster gives it
+	// ([Cluster.MinNodes]) when it has that many nodes of G GPUs. A gang
+	// with no such placement is spread: every node in order gives all its
+	// free GPUs, the last one only what is still missing, so it waits only
+	// when the free GPUs of the accepting nodes fall short of d. In a
+	// cluster of mixed sizes a gang larger than G that the nodes of G GPUs
+	// cannot take whole (plus the remainder) is thus spread, although
+	// smaller nodes, taken whole, might hold it on MinNodes nodes.
+	FirstFit
 )
 
-// String returns "strict" or "spread", the text ParseMode reads.
+// String returns "strict", "spread" or "firstfit", the text ParseMode
+// reads.
 func (m Mode) String() string {
 	switch m {
 	case Strict:
 		return "strict"
 	case FewestNodes:
 		return "spread"
+	case FirstFit:
+		return "firstfit"
 	}
 	return fmt.Sprintf("Mode(%d)", uint8(m))
 }
 
-// ParseMode is the inverse of String: "strict" or "spread". Any other
-// text is an error matching ErrInvalidMode.
+// ParseMode is the inverse of String: "strict", "spread" or "firstfit".
+// Any other text is an error matching ErrInvalidMode.
 func ParseMode(s string) (Mode, error) {
-	for _, m := range []Mode{Strict, FewestNodes} {
+	for _, m := range []Mode{Strict, FewestNodes, FirstFit} {
 		if s == m.String() {
 			return m, nil
 		}
 	}
-	return 0, &Error{Op: "parse mode", Err: ErrInvalidMode, Detail: fmt.Sprintf("%q: want strict or spread", s)}
+	return 0, &Error{Op: "parse mode", Err: ErrInvalidMode, Detail: fmt.Sprintf("%q: want strict, spread or firstfit", s)}
 }
 
 // WithMode is StrictConsolidation for Strict and AllowSpread for
-// FewestNodes; an unknown mode makes NewCluster fail with ErrInvalidMode.
+// FewestNodes, and selects FirstFit; an unknown mode makes NewCluster fail
+// with ErrInvalidMode.
 func WithMode(m Mode) Option {
 	return func(c *config) {
 		switch m {
-		case Strict:
-			c.spread = false
-		case FewestNodes:
-			c.spread = true
+		case Strict, FewestNodes, FirstFit:
+			c.mode = m
 		default:
 			c.bad = true
 		}

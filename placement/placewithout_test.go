@@ -33,10 +33,7 @@ func checkPlaceWithout(t *rapid.T, big bool) {
 		nodes = append(nodes, Node{ID: "big", GPUs: rapid.IntRange(65, 130).Draw(t, "big GPUs"), Topology: slices.Clone(nodes[0].Topology)})
 		most = 140
 	}
-	var opts []Option
-	if rapid.Bool().Draw(t, "spread") {
-		opts = append(opts, AllowSpread())
-	}
+	opts := []Option{genMode(t)}
 	a, err := NewCluster(nodes, opts...)
 	if err != nil {
 		t.Skip(err)

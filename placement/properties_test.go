@@ -624,13 +624,12 @@ func TestPropertyLargeSpans(t *testing.T) {
 	})
 }
 
-// TestPropertyNoFitStays: in either mode, a demand that does not fit still
+// TestPropertyNoFitStays: in every mode, a demand that does not fit still
 // does not fit once more GPUs are taken. sched's round relies on it: it
 // does not try a failed demand again in the round.
 func TestPropertyNoFitStays(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		mode := rapid.SampledFrom([]Mode{Strict, FewestNodes}).Draw(t, "mode")
-		c, err := NewCluster(genNodes(t, 6), WithMode(mode))
+		c, err := NewCluster(genNodes(t, 6), genMode(t))
 		if err != nil {
 			t.Fatal(err)
 		}
