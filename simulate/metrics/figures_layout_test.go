@@ -2,16 +2,21 @@ package metrics
 
 import (
 	"fmt"
+	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
@@ -198,4 +203,88 @@ func TestDecadeTicks(t *testing.T) {
 		t.Errorf("powerOfTen(-3) = %q", got)
 	}
 	var _ plot.Ticker = decadeTicks{}
+}
+
+// Runs without tenant intervals have no length to name: the worst-off
+// tenant figure is titled per "interval", once.
+func TestTenantFigureTitleWithoutIntervals(t *testing.T) {
+	r := tiny()
+	r.Tenants = nil
+	figs, err := buildFigures([]Run{r}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := figureNamed(t, figs, TenantRhoSVG).p.Title.Text; got != "Worst-off tenant per interval" {
+		t.Errorf("title %q, want %q", got, "Worst-off tenant per interval")
+	}
+}
+
+// The 0.95 threshold line of the ρ_job figure stands at ρ = 0.95 across
+// the whole fraction axis, from 0 to 1.
+func TestRhoJobThresholdLineSpansTheFractionAxis(t *testing.T) {
+	figs, err := buildFigures(twoRuns(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figureNamed(t, figs, RhoJobCDFSVG)
+	rec := &recorder.Canvas{}
+	plotC, _ := f.layout(draw.NewCanvas(rec, figureWidth, figureHeight))
+	f.p.Draw(plotC)
+	data := f.p.DataCanvas(plotC)
+	tx, ty := f.p.Transforms(&data)
+	bottom, top := vg.Point{X: tx(0.95), Y: ty(0)}, vg.Point{X: tx(0.95), Y: ty(1)}
+	same := func(a, b vg.Point) bool {
+		return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
+	}
+	var col color.Color
+	var strokes []vg.Path
+	for _, a := range rec.Actions {
+		switch a := a.(type) {
+		case *recorder.SetColor:
+			col = a.Color
+		case *recorder.Stroke:
+			if col == markColor {
+				strokes = append(strokes, a.Path)
+			}
+		}
+	}
+	for _, p := range strokes {
+		if len(p) == 2 && same(p[0].Pos, bottom) && same(p[1].Pos, top) {
+			return
+		}
+	}
+	t.Errorf("no line from %v to %v among the threshold-coloured strokes %v", bottom, top, strokes)
+}
+
+// The ρ axes are marked at 0, 0.5, 1, 1.5 and the clip value 2, with an
+// unlabelled tick at the 0.95 threshold.
+func TestRhoTicks(t *testing.T) {
+	want := plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 0.95, Label: ""},
+		{Value: 1, Label: "1"}, {Value: 1.5, Label: "1.5"}, {Value: 2, Label: "≥ 2"}}
+	if got := rhoTicks(); !slices.Equal(got, want) {
+		t.Errorf("rhoTicks() = %v, want %v", got, want)
+	}
+}
+
+// A step that starts within a floating-point rounding of the series' end
+// belongs to the last bucket: on a run of about 321 days in three buckets,
+// the offset of a step 4 ns before End, divided by the bucket width,
+// rounds up to 3, one past the last bucket.
+func TestUtilSeriesStepAtTheRoundingEdge(t *testing.T) {
+	const span = 27763953154568672 // ns; float64(span)/3 rounds down
+	start := time.Unix(0, 0).UTC()
+	r := Run{
+		Util: []UtilPoint{{At: start, Used: 1, Capacity: 2}, {At: start.Add(time.Second), Used: 1, Capacity: 2},
+			{At: start.Add(span - 4), Used: 2, Capacity: 2}},
+		End: start.Add(span),
+	}
+	xy := utilSeries(r, start, time.Time{})
+	if len(xy) != 3 {
+		t.Fatalf("utilSeries = %v, want 3 buckets", xy)
+	}
+	for _, p := range xy {
+		if !near(p.Y, 0.5) {
+			t.Errorf("bucket at %v h: utilization %v, want 0.5 (the last 4 ns at 1 are below a float's resolution)", p.X, p.Y)
+		}
+	}
 }
