@@ -59,6 +59,12 @@ func TestRestoreRejectsCraftedSnapshots(t *testing.T) {
 			l.jobs.get("a2").segs[0].g = l.jobs.get("b1").segs[0].g
 		}},
 		{"a group with θ 0", func(l *Ledger) { l.tenants[0].groups[0].theta = 0 }},
+		{"a group with a negative θ", func(l *Ledger) { l.tenants[0].groups[0].theta = -1 }},
+		{"a group with θ NaN", func(l *Ledger) { l.tenants[0].groups[0].theta = math.NaN() }},
+		{"a group with a negative size", func(l *Ledger) { l.tenants[0].groups[0].n = -1 }},
+		{"a kid group with a negative θ", func(l *Ledger) { kidGroup(t, l).theta = -1 }},
+		{"a kid group with θ NaN", func(l *Ledger) { kidGroup(t, l).theta = math.NaN() }},
+		{"a kid group with a negative size", func(l *Ledger) { kidGroup(t, l).n = -1 }},
 		{"a tenant segment with a negative weight", func(l *Ledger) { tenantSeg(t, l).w = -1 }},
 		{"a tenant segment with an infinite weight", func(l *Ledger) { tenantSeg(t, l).w = math.Inf(1) }},
 		{"a tenant segment with a negative base", func(l *Ledger) { tenantSeg(t, l).base = -1 }},
@@ -83,6 +89,18 @@ func TestRestoreRejectsCraftedSnapshots(t *testing.T) {
 	if _, err := Restore(data); err != nil {
 		t.Fatalf("untouched sample: %v", err)
 	}
+}
+
+// kidGroup returns the first kid group of the sample's tree.
+func kidGroup(t *testing.T, l *Ledger) *group {
+	t.Helper()
+	for _, n := range append([]*tenant{l.root}, l.tenants...) {
+		if len(n.kgroups) > 0 {
+			return n.kgroups[0]
+		}
+	}
+	t.Fatal("the sample has no kid group")
+	return nil
 }
 
 // tenantSeg returns the last segment of the first tenant that has one.
