@@ -106,6 +106,10 @@ func TestCheckFindsCorruption(t *testing.T) {
 			tr.Delete(k)
 			tr.ReplaceOrInsert(dkey{n: k.n + 1, ord: k.ord})
 		}},
+		{"the domains' rank table lacks its last level", func(c *Cluster) {
+			c.flushDomains()
+			c.dpos = c.dpos[:len(c.dpos)-1]
+		}},
 		{"a GPU beyond a large node's count is held", func(c *Cluster) {
 			n := c.mutNode(ord(c, "n3"))
 			n.mark(130, true)
