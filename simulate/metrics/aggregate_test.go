@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,22 @@ func TestAggregateUnit(t *testing.T) {
 	}
 	if _, ok := a.Unit("no_such_figure"); ok {
 		t.Error("an unknown figure has a unit")
+	}
+}
+
+// A summary without both modes reports its tenant loss in its reporting
+// mode, one figure per interval length, and none under Eq. 8 or Eq. 16.
+func TestValuesInTheReportingMode(t *testing.T) {
+	s := Summary{Policy: "p", TenantLossThreshold: 1,
+		TenantLoss: []IntervalLoss{{Interval: time.Hour, Seconds: 3600, Share: 0.25}, {Interval: 24 * time.Hour, Seconds: 86400, Share: 0.5}}}
+	got := map[string]float64{}
+	for _, v := range Values(s) {
+		if strings.HasPrefix(v.Key, "tenant_loss") {
+			got[v.Key] = v.X
+		}
+	}
+	want := map[string]float64{"tenant_loss_1h": 0.25, "tenant_loss_24h": 0.5}
+	if !maps.Equal(got, want) {
+		t.Errorf("tenant loss values %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"os"
 	"time"
 
@@ -147,6 +148,42 @@ func TestFmtLength(t *testing.T) {
 	} {
 		if got := fmtLength(d); got != want {
 			t.Errorf("fmtLength(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// On a log axis the band's x values run from the smallest value to the
+// largest, evenly in log x: slowdowns 1 and 100 give 10^(2i/255).
+func TestCDFBandLogSpacing(t *testing.T) {
+	values := func(Run) []float64 { return []float64{100, 1} }
+	b := cdfBand([]Run{{Policy: "p"}}, values, true)
+	if len(b) != 2*bandPoints {
+		t.Fatalf("%d points, want %d", len(b), 2*bandPoints)
+	}
+	for i, p := range b[:bandPoints] {
+		want := math.Pow(10, 2*float64(i)/(bandPoints-1))
+		if math.Abs(p.X-want) > 1e-9*want {
+			t.Fatalf("point %d at x = %v, want %v", i, p.X, want)
+		}
+	}
+}
+
+// A run without values (no job finished) has a CDF of 1 everywhere: the
+// band beside a run with values reaches 1 and stays a number.
+func TestCDFBandBesideARunWithoutValues(t *testing.T) {
+	runs := []Run{rhoRun("p", 0.5, 1.5), {Policy: "p"}}
+	b := cdfBand(runs, rhoValues, false)
+	if len(b) != 2*bandPoints {
+		t.Fatalf("%d points, want %d", len(b), 2*bandPoints)
+	}
+	for i, p := range b[:bandPoints] {
+		if p.Y != 1 {
+			t.Fatalf("point %d: upper edge %v at ρ %v, want 1", i, p.Y, p.X)
+		}
+	}
+	for _, p := range b[bandPoints:] {
+		if !(p.Y >= 0 && p.Y <= 1) {
+			t.Fatalf("lower edge %v at ρ %v, want a fraction", p.Y, p.X)
 		}
 	}
 }

@@ -288,3 +288,20 @@ func TestUtilSeriesStepAtTheRoundingEdge(t *testing.T) {
 		}
 	}
 }
+
+// A viewer may draw the legend in a wider serif than the one it was
+// measured in, so the legend gets a fifth more room than its text needs.
+func TestLegendRoomAFifthWider(t *testing.T) {
+	figs, err := buildFigures(twoRuns(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		dc := draw.New(vgsvg.New(figureWidth, figureHeight))
+		_, legendC := f.layout(dc)
+		need := f.legend.Rectangle(dc).Size().X
+		if got := legendC.Size().X; got < 1.2*need {
+			t.Errorf("%s: legend room %v for a legend %v wide, want at least %v", f.file, got, need, 1.2*need)
+		}
+	}
+}

@@ -207,6 +207,11 @@ func TestUtilization(t *testing.T) {
 	if got := Utilization(short, t0.Add(100*time.Millisecond)); !near(got, 0.5) {
 		t.Errorf("Utilization over 0.2 GPU·s = %v, want 0.5", got)
 	}
+	// An end before the last point leaves that point's step out, as an
+	// end at it would.
+	if got := Utilization(pts, at(150)); !near(got, 1200.0/1600) {
+		t.Errorf("Utilization with an end before the last point = %v, want 0.75", got)
+	}
 	// A point at the end, or two at one instant, spans no time.
 	same := []UtilPoint{{At: at(0), Used: 8, Capacity: 8}, {At: at(0), Used: 0, Capacity: 8}, {At: at(10), Used: 8, Capacity: 8}}
 	if got := Utilization(same, at(10)); !near(got, 0) {
