@@ -28,8 +28,8 @@ import (
 //
 // The life cycle is that of the [Table]: [Pending] ─Start→ [Running]
 // ─Signal→ [Checkpointing] ─Release→ [Suspended] ─Restore→ [Restoring]
-// ─(cold start)→ [Running]; Renew keeps a running job running; Finish ends
-// it. An event not allowed from the current state, or earlier than the
+// ─(cold start)→ [Running]; Renew keeps a running job running; Abort
+// suspends a running job at once, losing its lease's work; Finish ends it. An event not allowed from the current state, or earlier than the
 // previous event, returns an *[Error] matching [ErrInvalidTransition] or
 // [ErrTimeBackwards] and leaves the value unchanged. Every method is O(1)
 // and allocates nothing on success. Times are read as Unix nanoseconds, so
@@ -65,6 +65,9 @@ type Progress struct {
 	// Renewals only move runFrom and ran, whole nanoseconds, so a renewal
 	// moves the completion by exactly its pause at any rate.
 	from, need, ran time.Duration
+	// leased is the progress when the current lease began (the last
+	// Start, Restore or Renew): where [Progress.Abort] resumes from.
+	leased time.Duration
 
 	// rate is the work done per running second, in (0, 1); 0 means 1, so
 	// that the zero Progress runs at full speed and the arithmetic at full
@@ -396,6 +399,7 @@ func (p *Progress) hold(t time.Time, cold, need time.Duration) {
 	p.coldTo = o + cold
 	p.runFrom = p.coldTo
 	p.from, p.need, p.ran, p.rate = p.base, need, 0, p.next
+	p.leased = p.base
 }
 
 // Start runs a pending job from at: progress accrues at once. O(1).
@@ -447,7 +451,7 @@ func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
 		return 0, p.fail("progress renew", at, ErrInvalidTransition, Running, "work done at %v", p.stamp(d))
 	}
 	if cfg.NoRenewalCheckpoint || cfg.Checkpoint == 0 {
-		p.last = o
+		p.last, p.leased = o, p.progressTo(o)
 		return 0, nil
 	}
 	if max(p.runFrom, o)+cfg.Checkpoint-o > MaxSpan {
@@ -460,10 +464,37 @@ func (p *Progress) Renew(at time.Time, cfg SimConfig) (time.Duration, error) {
 		p.ran += o - p.runFrom
 		p.pauseFrom, p.coldTo, p.runFrom = o, o, o
 	}
-	p.base = cur
+	p.base, p.leased = cur, cur
 	p.runFrom += cfg.Checkpoint
 	p.durable = cfg.wholeIterations(cur)
 	return cfg.Checkpoint, nil
+}
+
+// Abort stops a running job at at without a checkpoint: it releases its
+// GPUs at once and is suspended with the progress it had when its current
+// lease began (its Start, Restore or last Renew), which becomes its
+// snapshot; the work done since is lost and returned. This is how the
+// authors' public simulator preempts a job early in its lease: no flush is
+// charged, the lease's work is thrown away. It ignores SimConfig.Iteration:
+// the lease's start is the restart point even mid-iteration, as in that
+// simulator, which models none. An abort during the cold start or a
+// renewal's checkpoint loses nothing. Aborting after the job's work is done is
+// [ErrInvalidTransition]. O(1).
+func (p *Progress) Abort(at time.Time) (lost time.Duration, err error) {
+	o, err := p.check("progress abort", at, Suspended, fromRunning)
+	if err != nil {
+		return 0, err
+	}
+	if d := p.done(); o > d {
+		return 0, p.fail("progress abort", at, ErrInvalidTransition, Suspended, "work done at %v", p.stamp(d))
+	}
+	p.settlePause(o)
+	p.spread += p.stretchSpread(o)
+	lost = p.progressTo(o) - p.leased
+	p.lost += lost
+	p.base, p.durable = p.leased, p.leased
+	p.state, p.last, p.runFrom = uint8(Suspended), o, o
+	return lost, nil
 }
 
 // Signal stops a running job's progress at at: it starts flushing its last

@@ -387,6 +387,7 @@ func TestProgressStateMachine(t *testing.T) {
 			lastSeen  time.Duration // progress at the last check while running
 			lastEv    time.Time     // the latest event
 			slowed    bool          // a rate below one was set
+			leaseAt   time.Duration // progress when the current lease began
 		)
 		ended := func() bool { return state.Terminal() }
 		rt.Repeat(map[string]func(*rapid.T){
@@ -419,7 +420,7 @@ func TestProgressStateMachine(t *testing.T) {
 					rt.Skip("not pending")
 				}
 				must(rt, p.Start(now))
-				state, holdSince, lastEv = Running, now, now
+				state, holdSince, lastEv, leaseAt = Running, now, now, p.At(now)
 			},
 			"restore": func(rt *rapid.T) {
 				if state != Suspended && state != Pending {
@@ -431,6 +432,7 @@ func TestProgressStateMachine(t *testing.T) {
 					rt.Fatalf("cold start %v", cold)
 				}
 				state, holdSince, lastSeen, lastEv = Running, now, p.At(now), now
+				leaseAt = lastSeen
 			},
 			"renew": func(rt *rapid.T) {
 				if state != Running {
@@ -450,6 +452,25 @@ func TestProgressStateMachine(t *testing.T) {
 				if pause > 0 && cfg.Iteration > 0 && p.Durable()%cfg.Iteration != 0 {
 					rt.Fatalf("renewal snapshot %v is not whole iterations of %v", p.Durable(), cfg.Iteration)
 				}
+				leaseAt = before
+			},
+			"abort": func(rt *rapid.T) {
+				if state != Running {
+					rt.Skip("not running")
+				}
+				frozen := p.At(now)
+				r, err := p.Abort(now)
+				must(rt, err)
+				if r != frozen-leaseAt || p.At(now) != leaseAt || p.Durable() != leaseAt {
+					rt.Fatalf("abort at %v lost %v, kept %v (durable %v); progress %v, lease began at %v", now, r, p.At(now), p.Durable(), frozen, leaseAt)
+				}
+				if _, ok := p.CompletesAt(); ok {
+					rt.Fatal("an aborted job still completes")
+				}
+				lastEv = now
+				held += now.Sub(holdSince)
+				lost += r
+				state = Suspended
 			},
 			"preempt": func(rt *rapid.T) {
 				if state != Running {
@@ -496,11 +517,12 @@ func TestProgressStateMachine(t *testing.T) {
 					"restore": {[]State{Pending, Suspended}, func(p *Progress) error { _, err := p.Restore(now, cfg); return err }},
 					"renew":   {[]State{Running}, func(p *Progress) error { _, err := p.Renew(now, cfg); return err }},
 					"signal":  {[]State{Running}, func(p *Progress) error { return p.Signal(now) }},
+					"abort":   {[]State{Running}, func(p *Progress) error { _, err := p.Abort(now); return err }},
 					"release": {nil, func(p *Progress) error { _, err := p.Release(now, cfg); return err }},
 					"earlier": {nil, func(p *Progress) error { return p.Signal(lastEv.Add(-1)) }},
 					"rate":    {[]State{Pending, Suspended}, func(p *Progress) error { return p.SetRate(0.5) }},
 				}
-				name := rapid.SampledFrom([]string{"start", "restore", "renew", "signal", "release", "earlier", "rate"}).Draw(rt, "event")
+				name := rapid.SampledFrom([]string{"start", "restore", "renew", "signal", "abort", "release", "earlier", "rate"}).Draw(rt, "event")
 				ev := evs[name]
 				for _, s := range ev.legal {
 					if s == state {
@@ -550,4 +572,112 @@ func TestProgressStateMachine(t *testing.T) {
 			},
 		})
 	})
+}
+
+// TestAbortTimelines: an abort keeps the progress of the lease's start and
+// loses the rest, whatever the lease began with.
+func TestAbortTimelines(t *testing.T) {
+	cfg := SimConfig{Checkpoint: sec(10), ColdStart: sec(30), Iteration: sec(30)}
+	for name, tc := range map[string]struct {
+		run      func(t *testing.T, p *Progress) time.Duration // returns what Abort lost
+		lost     time.Duration
+		progress time.Duration
+		usage    Usage
+	}{
+		"the lease of a start": {
+			run: func(t *testing.T, p *Progress) time.Duration {
+				must(t, p.Start(t0))
+				lost, err := p.Abort(t0.Add(sec(100)))
+				must(t, err)
+				return lost
+			},
+			lost: sec(100), progress: 0,
+			usage: Usage{Held: sec(100), Lost: sec(100)},
+		},
+		"the lease of a renewal without a checkpoint": {
+			run: func(t *testing.T, p *Progress) time.Duration {
+				must(t, p.Start(t0))
+				_, err := p.Renew(t0.Add(sec(300)), SimConfig{})
+				must(t, err)
+				lost, err := p.Abort(t0.Add(sec(400)))
+				must(t, err)
+				return lost
+			},
+			lost: sec(100), progress: sec(300),
+			usage: Usage{Held: sec(400), Progress: sec(300), Lost: sec(100)},
+		},
+		"during a renewal's checkpoint": {
+			run: func(t *testing.T, p *Progress) time.Duration {
+				must(t, p.Start(t0))
+				_, err := p.Renew(t0.Add(sec(300)), cfg) // pauses until 310
+				must(t, err)
+				lost, err := p.Abort(t0.Add(sec(305)))
+				must(t, err)
+				return lost
+			},
+			lost: 0, progress: sec(300),
+			usage: Usage{Held: sec(305), Progress: sec(300), Checkpoint: sec(5)},
+		},
+		"during the cold start of a restore": {
+			run: func(t *testing.T, p *Progress) time.Duration {
+				must(t, p.Start(t0))
+				must(t, p.Signal(t0.Add(sec(100))))
+				if _, err := p.Release(t0.Add(sec(200)), cfg); err != nil { // at 110, keeping 90
+					t.Fatal(err)
+				}
+				_, err := p.Restore(t0.Add(sec(200)), cfg)
+				must(t, err)
+				lost, err := p.Abort(t0.Add(sec(210)))
+				must(t, err)
+				return lost
+			},
+			lost: 0, progress: sec(90),
+			usage: Usage{Held: sec(120), Progress: sec(90), Checkpoint: sec(10), ColdStart: sec(10), Lost: sec(10)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := NewProgress(sec(1000))
+			must(t, err)
+			if lost := tc.run(t, &p); lost != tc.lost {
+				t.Errorf("Abort lost %v, want %v", lost, tc.lost)
+			}
+			at := t0.Add(sec(500))
+			if got := p.At(at); got != tc.progress || p.Durable() != tc.progress {
+				t.Errorf("At = %v, Durable = %v, want %v", got, p.Durable(), tc.progress)
+			}
+			if s := p.State(at); s != Suspended {
+				t.Errorf("State = %v, want suspended", s)
+			}
+			u := p.Usage(at)
+			if err := u.Check(); err != nil {
+				t.Error(err)
+			}
+			if u != tc.usage {
+				t.Errorf("Usage = %+v, want %+v", u, tc.usage)
+			}
+			// It resumes from there: a restore at 500 completes the rest
+			// after its cold start.
+			_, err = p.Restore(at, cfg)
+			must(t, err)
+			if end, _ := p.CompletesAt(); end.Sub(t0) != sec(530)+sec(1000)-tc.progress {
+				t.Errorf("completes at +%v, want +%v", end.Sub(t0), sec(530)+sec(1000)-tc.progress)
+			}
+		})
+	}
+}
+
+func TestAbortRejectsMisuse(t *testing.T) {
+	p, err := NewProgress(sec(100))
+	must(t, err)
+	if _, err := p.Abort(t0); !errors.Is(err, ErrInvalidTransition) {
+		t.Errorf("abort of a pending job: %v", err)
+	}
+	must(t, p.Start(t0))
+	if _, err := p.Abort(t0.Add(-1)); !errors.Is(err, ErrTimeBackwards) {
+		t.Errorf("abort before the start: %v", err)
+	}
+	before := p
+	if _, err := p.Abort(t0.Add(sec(101))); !errors.Is(err, ErrInvalidTransition) || p != before {
+		t.Errorf("abort after the work is done: %v (changed: %v)", err, p != before)
+	}
 }
