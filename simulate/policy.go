@@ -80,13 +80,19 @@ type Grant struct {
 }
 
 // Decision is a policy's answer at one tick. The engine first preempts
-// (checkpoint + release), then applies renewals, then starts new grants (a
+// (checkpoint + release) and aborts, then applies renewals, then starts new grants (a
 // resumed job pays a cold start). Grants must fit the cluster after the
 // preemptions. The engine does not keep a Decision after applying it, so a
 // policy may reuse its slices at the next tick.
 type Decision struct {
 	Preempt []string
-	Grants  []Grant
+	// Abort are running jobs stopped at once without a checkpoint: each
+	// releases its GPUs now and resumes later from the progress it had
+	// when its current lease began, losing the work since
+	// (lease.Progress.Abort), as the authors' simulator preempts a job
+	// early in its lease. They count as preemptions, not checkpoints.
+	Abort  []string
+	Grants []Grant
 }
 
 // Policy decides, at each scheduling tick, which jobs hold GPUs.

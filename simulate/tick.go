@@ -213,18 +213,20 @@ func (e *engine) applyDecision(d Decision) error {
 	e.stamp++
 	st := e.stamp
 	// Each job of the decision is looked up once (apply forgets them).
-	for _, id := range d.Preempt {
-		j := e.jobs[id]
-		e.preemptJobs = append(e.preemptJobs, j)
-		switch {
-		case j == nil:
-			return e.badDecision(id, "preempts an unknown job")
-		case j.stopMark == st:
-			return e.badDecision(id, "preempted twice")
-		case j.st.Status != Running:
-			return e.badDecision(id, "preempts a job that is not running")
+	for _, ids := range [2][]string{d.Preempt, d.Abort} {
+		for _, id := range ids {
+			j := e.jobs[id]
+			e.preemptJobs = append(e.preemptJobs, j)
+			switch {
+			case j == nil:
+				return e.badDecision(id, "preempts an unknown job")
+			case j.stopMark == st:
+				return e.badDecision(id, "preempted twice")
+			case j.st.Status != Running:
+				return e.badDecision(id, "preempts a job that is not running")
+			}
+			j.stopMark = st
 		}
-		j.stopMark = st
 	}
 	for _, g := range d.Grants {
 		j := e.jobs[g.Job]
@@ -246,8 +248,8 @@ func (e *engine) applyDecision(d Decision) error {
 			j.renewMark = st
 		}
 	}
-	for _, j := range e.preemptJobs {
-		if err := e.preempt(j); err != nil {
+	for k, j := range e.preemptJobs {
+		if err := e.preempt(j, k >= len(d.Preempt)); err != nil {
 			return err
 		}
 	}
@@ -259,7 +261,7 @@ func (e *engine) applyDecision(d Decision) error {
 		}
 	}
 	for _, j := range lapsed {
-		if err := e.preempt(j); err != nil {
+		if err := e.preempt(j, false); err != nil {
 			return err
 		}
 	}
@@ -289,9 +291,10 @@ func (e *engine) applyDecision(d Decision) error {
 }
 
 // preempt suspends a running job now: it stops making progress, writes its
-// checkpoint while still holding its GPUs, then releases them. A job still
+// checkpoint while still holding its GPUs, then releases them; or, if
+// abort, releases them at once, losing its lease's work. A job still
 // waiting for its start barrier is simply put back.
-func (e *engine) preempt(j *job) error {
+func (e *engine) preempt(j *job, abort bool) error {
 	now := e.now
 	if err := e.leaveCluster(j); err != nil {
 		return err
@@ -299,7 +302,14 @@ func (e *engine) preempt(j *job) error {
 	wasRunning := j.phase == phRunning
 	at := e.nowAt
 	var r lease.ReleaseReport
-	if wasRunning {
+	switch {
+	case wasRunning && abort:
+		lost, err := j.prog.Abort(at)
+		if err != nil {
+			return e.modelErr(j, err)
+		}
+		r = lease.ReleaseReport{At: at, Lost: lost}
+	case wasRunning:
 		// The release deadline is the end of the checkpoint: the flush
 		// always completes, losing only the partial iteration.
 		if err := j.prog.Signal(at); err != nil {
@@ -327,7 +337,9 @@ func (e *engine) preempt(j *job) error {
 	j.st.LastStop = at
 	e.res.Stats.Preemptions++
 	e.schedTick(now) // the policy may resume it once released
-	e.res.Stats.Checkpoints++
+	if !abort {
+		e.res.Stats.Checkpoints++
+	}
 	gpus := float64(j.st.Job.GPUs)
 	e.res.Stats.LostGPUSeconds += r.Lost.Seconds() * gpus
 	e.res.Stats.OverheadGPUSeconds += r.Lost.Seconds() * gpus
