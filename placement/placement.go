@@ -53,6 +53,31 @@ func (p Placement) Equal(q Placement) bool {
 	})
 }
 
+// Overlaps reports whether p and q name a GPU in common: whether a job
+// placed at q needs the GPUs of one that holds p, e.g. to find which of
+// the jobs let go in a [Cluster.PlaceWithout] look its answer displaces.
+// O(GPUs of both) for slots in node order, as placements are.
+func (p Placement) Overlaps(q Placement) bool {
+	i, j := 0, 0
+	for i < len(p.Slots) && j < len(q.Slots) {
+		a, b := p.Slots[i], q.Slots[j]
+		switch {
+		case a.Node < b.Node:
+			i++
+		case a.Node > b.Node:
+			j++
+		default:
+			for _, g := range a.GPUs {
+				if slices.Contains(b.GPUs, g) {
+					return true
+				}
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return false
+}
+
 // String formats the placement as "node:gpu,gpu node:gpu", for logs and
 // examples.
 func (p Placement) String() string {
