@@ -76,6 +76,15 @@ type Options struct {
 	// submission), the earliest submission first (sched.LongWaitFirst).
 	// The authors' simulator uses six hours.
 	WaitFirstAfter time.Duration
+	// DisplaceYoung, if positive, lets a new job at which its tenant left
+	// play in the fair stage (it did not fit) take the GPUs of its own
+	// tenant's running jobs whose lease began less than DisplaceYoung ago:
+	// after the round, if letting them go makes the job fit, those whose
+	// GPUs it takes are aborted (simulate.Decision.Abort: no checkpoint,
+	// the lease's work lost) and it is granted. The authors' simulator
+	// uses 300 s; there the displacing job's tenant then goes on in the
+	// round, here it does not.
+	DisplaceYoung time.Duration
 }
 
 // NewJobOrder is the order among a tenant's jobs that never ran.
@@ -177,6 +186,11 @@ type Policy struct {
 	cands   []sched.Candidate
 	grants  []simulate.Grant
 	preempt []string
+	aborts  []string
+	// DisplaceYoung's, per tick
+	blocked []blocked
+	young   []*simulate.JobState
+	ids     []string
 }
 
 // New returns the ASTRAEA policy with the given options.
@@ -190,8 +204,8 @@ func New(o Options) (*Policy, error) {
 	if !(o.StarvedBelow >= 0 && o.StarvedBelow <= 1) || o.WaitFirstAfter < 0 {
 		return nil, fmt.Errorf("%w: astraea %s: StarvedBelow %v must lie in [0, 1] and WaitFirstAfter %v must not be negative", simulate.ErrConfig, o.Name, o.StarvedBelow, o.WaitFirstAfter)
 	}
-	if o.ReserveAfter < 0 {
-		return nil, fmt.Errorf("%w: astraea %s: ReserveAfter %v is negative", simulate.ErrConfig, o.Name, o.ReserveAfter)
+	if o.ReserveAfter < 0 || o.DisplaceYoung < 0 {
+		return nil, fmt.Errorf("%w: astraea %s: ReserveAfter %v and DisplaceYoung %v must not be negative", simulate.ErrConfig, o.Name, o.ReserveAfter, o.DisplaceYoung)
 	}
 	p := &Policy{opt: o}
 	p.reserver.After = o.ReserveAfter
@@ -208,6 +222,9 @@ func New(o Options) (*Policy, error) {
 		return nil, fmt.Errorf("%w: astraea %s: unknown %v", simulate.ErrConfig, o.Name, o.NewJobs)
 	}
 	p.opts.Reward = p.reward
+	if o.DisplaceYoung > 0 {
+		p.opts.Trace = p.watch
+	}
 	return p, nil
 }
 
@@ -220,9 +237,11 @@ func (p *Policy) Name() string { return p.opt.Name }
 // nothing; and that where no pending job would fit even if every expiring
 // job let go, the round renews them all (a renewal always succeeds, and the
 // backfill stage tries every candidate). A reserving variant declares only
-// the first: its reserver must watch every tick, and drains nodes.
+// the first: its reserver must watch every tick, and drains nodes; so does
+// a displacing one, whose new jobs may fit by aborting young jobs at any
+// tick.
 func (p *Policy) Traits() simulate.Traits {
-	if p.opt.ReserveAfter > 0 {
+	if p.opt.ReserveAfter > 0 || p.opt.DisplaceYoung > 0 {
 		return simulate.Traits{ProgressBlind: true}
 	}
 	if p.opt.NoBackfill {
@@ -273,7 +292,9 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	}
 	p.cands = cands
 	p.timeRules(s)
-	in := sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: s.Cluster.Clone()}
+	cluster := s.Cluster.Clone()
+	in := sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: cluster}
+	p.blocked = p.blocked[:0]
 	var res sched.Result
 	var err error
 	if p.opt.ReserveAfter > 0 {
@@ -293,8 +314,14 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	for _, r := range res.Released {
 		pre = append(pre, string(r.Job))
 	}
-	p.grants, p.preempt = gs, pre
-	return simulate.Decision{Grants: gs, Preempt: pre}, nil
+	ab := p.aborts[:0]
+	if len(p.blocked) > 0 {
+		if gs, ab, err = p.displace(s, cluster, lease, gs, ab); err != nil {
+			return simulate.Decision{}, err
+		}
+	}
+	p.grants, p.preempt, p.aborts = gs, pre, ab
+	return simulate.Decision{Grants: gs, Preempt: pre, Abort: ab}, nil
 }
 
 // timeRules sets the round's orders that depend on the tick: the tenants

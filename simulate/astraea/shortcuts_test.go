@@ -272,5 +272,6 @@ func drawVariant(t *rapid.T) Options {
 	o.NoBackfill = rapid.Bool().Draw(t, "noBackfill")
 	o.StarvedBelow = rapid.SampledFrom([]float64{0, 0.2, 1}).Draw(t, "starvedBelow")
 	o.WaitFirstAfter = time.Duration(rapid.SampledFrom([]int{0, 60, 3600}).Draw(t, "waitFirst")) * time.Second
+	o.DisplaceYoung = time.Duration(rapid.SampledFrom([]int{0, 0, 300}).Draw(t, "displaceYoung")) * time.Second
 	return rapid.SampledFrom(Variants(o)[:4]).Draw(t, "variant")
 }

@@ -54,6 +54,7 @@ type options struct {
 	newJobs           string
 	starvedBelow      float64
 	waitFirst         time.Duration
+	displaceYoung     time.Duration
 	// profile is the -profile bundle, and conv the conventions the run
 	// used (the profile's settings as set, flags that overrode them marked).
 	profile profile
@@ -111,6 +112,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.newJobs, "new-jobs", astraea.FIFO.String(), "astraea: order of a tenant's new jobs: \"fifo\" or \"smallest\" (smallest demand first)")
 	fs.BoolVar(&o.noBackfill, "no-backfill", false, "astraea: end a round when every tenant has left play (no backfill stage)")
 	fs.Float64Var(&o.starvedBelow, "starved-below", 0, "astraea: serve first every tenant holding less than `F` × its quota (0: off; the authors' simulator uses 0.2)")
+	fs.DurationVar(&o.displaceYoung, "displace-young", 0, "astraea: a new job that does not fit may abort its own tenant's jobs less than this far into their lease, which lose the lease's work (0: off; the authors' simulator uses 300s)")
 	fs.DurationVar(&o.waitFirst, "wait-first", 0, "astraea: rank first a job that waited this long since it last ran (0: off; the authors' simulator uses 6h)")
 	return fs
 }
@@ -413,6 +415,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	cons := constructors()
 	aopt := astraea.DefaultOptions()
 	aopt.NoBackfill, aopt.StarvedBelow, aopt.WaitFirstAfter = o.noBackfill, o.starvedBelow, o.waitFirst
+	aopt.DisplaceYoung = o.displaceYoung
 	if aopt.NewJobs, err = astraea.ParseNewJobOrder(o.newJobs); err != nil {
 		return nil, fmt.Errorf("-new-jobs: %w", err)
 	}
@@ -425,7 +428,7 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 		return nil, fmt.Errorf("-job-share: %w", err)
 	}
 	if _, err := astraea.New(aopt); err != nil {
-		return nil, fmt.Errorf("-starved-below %v, -wait-first %v: %w", o.starvedBelow, o.waitFirst, err)
+		return nil, fmt.Errorf("-starved-below %v, -wait-first %v, -displace-young %v: %w", o.starvedBelow, o.waitFirst, o.displaceYoung, err)
 	}
 	maps.Copy(cons, astraea.Constructors(aopt))
 	cons[reservePolicy] = func() (simulate.Policy, error) {
