@@ -106,8 +106,10 @@ type Config struct {
 	Accounts ledger.Mode
 	// History is how much of the past the policies' accounts remember:
 	// the zero value (ledger.Unbounded) is the paper's ratio over the
-	// whole run; ledger.TrailingWindow(24 * time.Hour) approximates the
-	// authors' simulator, which selects over its last 24 hourly buckets.
+	// whole run; ledger.Buckets(24, time.Hour) is the authors' simulator,
+	// which selects over its last 24 hourly buckets (buckets aligned on
+	// Start), and ledger.TrailingWindow(24 * time.Hour) its continuous
+	// approximation.
 	// The results' ρ are read from unbounded books either way.
 	History ledger.History
 	// JobShare is how the policies' accounts divide a tenant's fair share
@@ -352,7 +354,7 @@ func (c *Config) validate() error {
 	case c.JobShare != ledger.CappedJobShare && c.JobShare != ledger.SplitJobShare:
 		return configErr("unknown %v", c.JobShare)
 	case !validHistory(c.History):
-		return configErr("History %v: a window or half-life must be positive", c.History)
+		return configErr("History %v: a window, bucket width or half-life must be positive, a bucket count at least 1", c.History)
 	case len(c.Quotas) == 0:
 		return configErr("no tenant quotas")
 	}

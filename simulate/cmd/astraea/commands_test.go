@@ -150,6 +150,13 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{[]string{"-spread-slowdown", "0"}, "-spread-slowdown must lie in (0, 1]", simulate.ErrConfig},
 		{[]string{"-spread-slowdown", "1.5"}, "-spread-slowdown must lie in (0, 1]", simulate.ErrConfig},
 		{[]string{"-spread-slowdown", "NaN"}, "-spread-slowdown must lie in (0, 1]", simulate.ErrConfig},
+		{[]string{"-history", "-1h"}, `-history "-1h": a window must be ≥ 0`, simulate.ErrConfig},
+		{[]string{"-history", "a day"}, `-history "a day": want a duration`, simulate.ErrConfig},
+		{[]string{"-history", "0x1h"}, `-history "0x1h": the bucket count must be a whole number ≥ 1`, simulate.ErrConfig},
+		{[]string{"-history", "24x0s"}, `-history "24x0s": the bucket width must be > 0`, simulate.ErrConfig},
+		{[]string{"-history", "-2x1h"}, `-history "-2x1h": want a duration`, simulate.ErrConfig},
+		{[]string{"-history", "x1h"}, `-history "x1h": want a duration`, simulate.ErrConfig},
+		{[]string{"-history", "99999999999x1h"}, `-history "99999999999x1h": the buckets span more than`, simulate.ErrConfig},
 	} {
 		var out bytes.Buffer
 		err := run(append(tc.args, "-quiet"), &out, io.Discard)
@@ -169,6 +176,10 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{"-spread-slowdown", "0.8"},
 		{"-spread-slowdown", "1"},
 		{"-nodes", "1048576", "-gpus-per-node", "16"},
+		{"-history", "0"},
+		{"-history", "24h"},
+		{"-history", "24x1h"},
+		{"-history", "1x1ns"},
 	} {
 		if err := checkFlags(mustParse(t, args...)); err != nil {
 			t.Errorf("%q refused: %v", args, err)

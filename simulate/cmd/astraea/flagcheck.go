@@ -29,6 +29,12 @@ func (e *flagError) Unwrap() error { return e.err }
 // stays the backstop for what these checks do not cover.
 func checkFlags(o options) error {
 	span := func(d time.Duration) bool { return d >= 0 && d <= lease.MaxSpan }
+	var herr *historyError
+	historyMsg := ""
+	if _, err := parseHistory(o.history); err != nil {
+		herr = err.(*historyError)
+		historyMsg = herr.Error()
+	}
 	for _, c := range []struct {
 		ok        bool
 		flag, msg string
@@ -51,7 +57,7 @@ func checkFlags(o options) error {
 		{o.trace != "" || o.jobs >= 0, "jobs", fmt.Sprintf("must be ≥ 0 (got %d)", o.jobs), trace.ErrSyntheticConfig},
 		{o.trace != "" || o.jobs <= trace.MaxSyntheticJobs, "jobs", fmt.Sprintf("must be ≤ %d (got %d)", trace.MaxSyntheticJobs, o.jobs), trace.ErrSyntheticConfig},
 		{o.spreadSlowdown > 0 && o.spreadSlowdown <= 1, "spread-slowdown", fmt.Sprintf("must lie in (0, 1], 1 for no slowdown (got %v)", o.spreadSlowdown), simulate.ErrConfig},
-		{o.history >= 0, "history", fmt.Sprintf("must be ≥ 0, 0 for the whole run (got %v)", o.history), simulate.ErrConfig},
+		{herr == nil, "history", historyMsg, herr},
 		{o.parallel >= 0, "parallel", fmt.Sprintf("must be ≥ 0, 0 for one policy per processor (got %d)", o.parallel), simulate.ErrConfig},
 	} {
 		if !c.ok {

@@ -2,13 +2,16 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/astraea-sched/astraea/ledger"
 	"github.com/astraea-sched/astraea/simulate"
 )
 
@@ -154,6 +157,50 @@ func FuzzParseShard(f *testing.F) {
 		}
 		if sh.count < 1 || sh.index < 0 || sh.index >= sh.count {
 			t.Fatalf("parseShard(%q) = %+v", s, sh)
+		}
+	})
+}
+
+// FuzzParseHistory checks the -history parser on any text: it refuses with
+// a *historyError naming the text and matching simulate.ErrConfig, or
+// returns the ledger history the text spells: a duration ≥ 0 is a trailing
+// window (0 the whole run), NxD is N buckets of D, and each prints back as
+// a value it reads the same again.
+func FuzzParseHistory(f *testing.F) {
+	for _, s := range []string{"0", "0s", "24h", "24x1h", "1x1ns", "-1h", "x1h", "24x", "24x-1h", "+2x1h", "2x3x1h", "0x1h", "99999999999x1h", "1h30m", "24X1h", " 24h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := parseHistory(s)
+		if err != nil {
+			var he *historyError
+			if !errors.As(err, &he) || he.text != s || !errors.Is(err, simulate.ErrConfig) || !strings.Contains(err.Error(), strconv.Quote(s)) {
+				t.Fatalf("parseHistory(%q): %v, want a *historyError naming the text", s, err)
+			}
+			return
+		}
+		if _, lerr := ledger.New(ledger.Config{History: h}); lerr != nil {
+			t.Fatalf("parseHistory(%q) = %v, which the ledger refuses: %v", s, h, lerr)
+		}
+		count, width, bucketed := strings.Cut(s, "x")
+		var again string
+		if n, w := h.Bucketed(); n > 0 {
+			if !bucketed {
+				t.Fatalf("parseHistory(%q) = %v without an x", s, h)
+			}
+			if d, _ := time.ParseDuration(width); d != w || strconv.Itoa(n) != strings.TrimLeft(count, "0") {
+				t.Fatalf("parseHistory(%q) = %d buckets of %v", s, n, w)
+			}
+			again = fmt.Sprintf("%dx%v", n, w)
+		} else {
+			d, perr := time.ParseDuration(s)
+			if bucketed || perr != nil || d != h.Window() {
+				t.Fatalf("parseHistory(%q) = %v, not the duration", s, h)
+			}
+			again = h.Window().String()
+		}
+		if h2, err := parseHistory(again); err != nil || h2 != h {
+			t.Fatalf("parseHistory(%q) = %v, but %q reads %v, %v", s, h, again, h2, err)
 		}
 	})
 }

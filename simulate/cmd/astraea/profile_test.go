@@ -5,13 +5,21 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
 )
 
 func TestProfilesNameRealFlags(t *testing.T) {
 	for _, p := range profiles() {
 		// Applying the profile sets each of its flags (an unknown flag or
-		// a bad value fails).
-		if _, err := parseFlags([]string{"-profile", p.name}, io.Discard, io.Discard); err != nil {
+		// a bad value fails, here or, for a flag read as text, in
+		// checkFlags).
+		o, err := parseFlags([]string{"-profile", p.name}, io.Discard, io.Discard)
+		if err == nil {
+			err = checkFlags(o)
+		}
+		if err != nil {
 			t.Errorf("profile %s: %v", p.name, err)
 		}
 		seen := map[string]bool{}
@@ -112,6 +120,28 @@ func TestPolicyLayerFlagsNameThemselves(t *testing.T) {
 		err := run([]string{c.flag, c.value, "-jobs", "10", "-quiet"}, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.flag) {
 			t.Errorf("%s %s: error %v, want one naming %s", c.flag, c.value, err, c.flag)
+		}
+	}
+}
+
+// TestAuthorsProfileKeepsHourlyBuckets: the authors profile's accounts are
+// the current hour and the 23 before it, as the authors' simulator keeps
+// them, and a plain -history 24h still gives the continuous window.
+func TestAuthorsProfileKeepsHourlyBuckets(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want ledger.History
+	}{
+		{[]string{"-profile", "authors"}, ledger.Buckets(24, time.Hour)},
+		{[]string{"-profile", "authors", "-history", "24h"}, ledger.TrailingWindow(24 * time.Hour)},
+		{[]string{"-profile", "paper"}, ledger.Unbounded()},
+	} {
+		o, err := parseFlags(c.args, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, err := parseHistory(o.history); err != nil || h != c.want {
+			t.Errorf("%q: history %v, %v; want %v", c.args, h, err, c.want)
 		}
 	}
 }

@@ -49,7 +49,7 @@ type options struct {
 	noBackfill        bool
 	placement         string
 	spreadSlowdown    float64
-	history           time.Duration
+	history           string
 	jobShare          string
 	newJobs           string
 	starvedBelow      float64
@@ -106,7 +106,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
 	fs.StringVar(&o.placement, "placement", placement.Strict.String(), "placement of every policy: \"strict\" (a gang one node could hold waits for one node) or \"spread\" (the fewest nodes its free GPUs allow)")
-	fs.DurationVar(&o.history, "history", 0, "how far back the policies' accounts remember: a trailing window `D` (0: the whole run, the paper's; the authors' simulator uses 24h)")
+	fs.StringVar(&o.history, "history", "0s", "how far back the policies' accounts remember: a trailing window `D` (0: the whole run, the paper's), or NxD, the current bucket of D and the N−1 before it (the authors' simulator: 24x1h)")
 	fs.StringVar(&o.jobShare, "job-share", ledger.CappedJobShare.String(), "how the policies' accounts divide a tenant's fair share among its jobs: \"capped\" (min(demand, equal split), the paper's) or \"split\" (equal split without the cap, the authors' simulator); ρ_job in the results is capped either way")
 	fs.Float64Var(&o.spreadSlowdown, "spread-slowdown", 1, "progress rate `S` in (0, 1] of a job placed on more nodes than its minimum, until it is placed again (1: no slowdown)")
 	fs.StringVar(&o.newJobs, "new-jobs", astraea.FIFO.String(), "astraea: order of a tenant's new jobs: \"fifo\" or \"smallest\" (smallest demand first)")
@@ -465,8 +465,8 @@ func simulateAll(o options, stderr io.Writer, procs func(n int)) (*results, erro
 	cfg.Placement = pmode
 	cfg.SpreadSlowdown = o.spreadSlowdown
 	cfg.JobShare = jobShare
-	if o.history > 0 {
-		cfg.History = ledger.TrailingWindow(o.history)
+	if cfg.History, err = parseHistory(o.history); err != nil {
+		return nil, &flagError{flag: "history", msg: err.Error(), err: err}
 	}
 	if o.phases < 1 || o.phases > maxPhases || o.interval/time.Duration(max(o.phases, 1)) == 0 {
 		return nil, fmt.Errorf("-phases %d: want 1 to %d, and at most one per nanosecond of -interval", o.phases, maxPhases)
