@@ -34,8 +34,10 @@ type Value struct {
 }
 
 // Values returns the figures of s in a fixed order: job sharing loss;
-// tenant loss per interval length under Eq. 8, Eq. 16 and Eq. 16 among the
-// pairs with demand (when s has both modes), else in its reporting mode;
+// tenant loss per interval length under Eq. 8, then over Eq. 8's sliding
+// window (key "tenant_loss_eq8_window_24h" for 24 hourly buckets), under
+// Eq. 16 and Eq. 16 among the pairs with demand (when s has both modes),
+// else in its reporting mode;
 // JCT, queueing and slowdown; utilization and Jain's index; preemptions and
 // the direct overhead with its parts; the spread slowdown; the twin-run
 // overhead when s has it.
@@ -55,6 +57,9 @@ func Values(s Summary) []Value {
 	}
 	if s.TenantLossEq8 != nil || s.TenantLossEq16 != nil {
 		loss(s.TenantLossEq8, "tenant_loss_eq8", "tenant loss %s, Eq. 8 (ρ < %g)", false)
+		if w := s.TenantLossEq8Window; w != nil {
+			add(w.key(), w.label(s.TenantLossThreshold), Share, w.Share)
+		}
 		loss(s.TenantLossEq16, "tenant_loss_eq16", "tenant loss %s, Eq. 16 (ρ < %g)", false)
 		loss(s.TenantLossEq16, "tenant_loss_eq16_busy", "tenant loss %s, Eq. 16, with demand (ρ < %g)", true)
 	} else {
@@ -79,6 +84,30 @@ func Values(s Summary) []Value {
 	}
 	return v
 }
+
+// key is the figure's Values key: "tenant_loss_eq8_window_" and the
+// window's length, e.g. "tenant_loss_eq8_window_24h".
+func (w WindowLoss) key() string { return "tenant_loss_eq8_window_" + fmtInterval(w.window()) }
+
+// label is the figure's row name, e.g. "tenant loss, Eq. 8, last 24 × 1h,
+// hourly (ρ < 1)".
+func (w WindowLoss) label(threshold float64) string {
+	every := "every " + fmtInterval(w.step())
+	if w.step() == time.Hour {
+		every = "hourly"
+	}
+	return fmt.Sprintf("tenant loss, Eq. 8, last %d × %s, %s (ρ < %g)", w.Buckets, fmtInterval(w.step()), every, threshold)
+}
+
+// step is the interval length of w, from Step or, decoded, StepSeconds.
+func (w WindowLoss) step() time.Duration {
+	if w.Step != 0 {
+		return w.Step
+	}
+	return time.Duration(w.StepSeconds * float64(time.Second))
+}
+
+func (w WindowLoss) window() time.Duration { return time.Duration(w.Buckets) * w.step() }
 
 // length is the interval length of il.
 func (il IntervalLoss) length() (d time.Duration) {

@@ -53,6 +53,26 @@ func TestAggregateRunsBandsEveryFigure(t *testing.T) {
 	}
 }
 
+// The sliding-window Eq. 8 loss is banded like every other figure.
+func TestAggregateRunsBandsTheWindowLoss(t *testing.T) {
+	var sums []Summary
+	for _, x := range []float64{0.04, 0.10, 0.07} {
+		s := phaseSummary("astraea", 0.1, 100, 0.05)
+		s.TenantLossEq8Window = &WindowLoss{Step: time.Hour, Buckets: 24, StepSeconds: 3600, WindowSeconds: 86400, Share: x}
+		sums = append(sums, s)
+	}
+	a, err := AggregateRuns(sums...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := a.Band("tenant_loss_eq8_window_24h"); !ok || !near(b.Mean, 0.07) || b.Min != 0.04 || b.Max != 0.10 {
+		t.Errorf("band %+v, %v; want 0.07 [0.04–0.10]", b, ok)
+	}
+	if u, ok := a.Unit("tenant_loss_eq8_window_24h"); !ok || u != Share {
+		t.Errorf("unit %v, %v", u, ok)
+	}
+}
+
 func TestAggregateRunsRefusesMixedRuns(t *testing.T) {
 	for _, c := range []struct {
 		name string

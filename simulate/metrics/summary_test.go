@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -457,5 +458,91 @@ func TestIdleTenantIntervals(t *testing.T) {
 		if len(tc.got) != 1 || tc.got[0] != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, tc.got, tc.want)
 		}
+	}
+}
+
+// TestTenantLossOverSlidingBuckets: two tenants over five hours, by hand.
+// Eq. 8 accounts (alloc, fair share) per hour, x's fifth hour cut short at
+// the end of the run:
+//
+//	      h0          h1          h2          h3          h4 (100 s)
+//	x  1800/3600   3600/3600   0/3600      7200/3600   0/100
+//	y  0/0         0/0         3600/7200   0/0         -
+//
+// Over two buckets (the hour and the one before it), x's samples are
+// 1800/3600, 5400/7200, 3600/7200 (losses), 7200/7200 and 7200/3700; y's
+// are idle twice (owed nothing: ρ 1), then 3600/7200 and 3600/7200
+// (losses, though y's own h3 was idle): 5 of 9, 5 of the 7 busy. Over 24
+// buckets every window reaches back to h0: x's h3 is 12600/14400 and h4
+// 12600/14500, losses too: 7 of 9, 7 of 7.
+func TestTenantLossOverSlidingBuckets(t *testing.T) {
+	h := time.Hour
+	pair := func(tenant string, hour int, alloc, fair ledger.GPUSeconds) TenantInterval {
+		from := at(hour * 3600)
+		a := ledger.Account{Alloc: alloc, FairShare: fair, Rho: ledger.Ratio(alloc, fair)}
+		q := ledger.Account{Alloc: alloc, FairShare: 3600} // Eq. 16: the quota, owed even while idle
+		return TenantInterval{Tenant: tenant, From: from, To: from.Add(h), Account: q, Eq8: a, Eq16: q}
+	}
+	cut := pair("x", 4, 0, 100)
+	cut.To, cut.Length = cut.From.Add(100*time.Second), h
+	r := Run{BothModes: true, Tenants: []TenantInterval{
+		// out of order on purpose: the window follows From, not the slice
+		pair("y", 3, 0, 0), pair("x", 0, 1800, 3600), pair("y", 0, 0, 0), pair("x", 1, 3600, 3600),
+		pair("y", 1, 0, 0), pair("x", 2, 0, 3600), pair("y", 2, 3600, 7200), pair("x", 3, 7200, 3600), cut,
+		// a 6 h interval is not an hourly bucket
+		{Tenant: "x", From: at(0), To: at(6 * 3600), Eq8: ledger.Account{Alloc: 0, FairShare: 1}},
+	}}
+	for _, tc := range []struct {
+		name    string
+		buckets int
+		want    WindowLoss
+	}{
+		{"two buckets", 2, WindowLoss{Step: h, Buckets: 2, StepSeconds: 3600, WindowSeconds: 7200, Samples: 9, Loss: 5, Share: 5.0 / 9, Idle: 2, ShareBusy: 5.0 / 7}},
+		{"the default, 24 buckets", 0, WindowLoss{Step: h, Buckets: 24, StepSeconds: 3600, WindowSeconds: 86400, Samples: 9, Loss: 7, Share: 7.0 / 9, Idle: 2, ShareBusy: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Summarize(r, SummaryConfig{WindowBuckets: tc.buckets})
+			if s.TenantLossEq8Window == nil || *s.TenantLossEq8Window != tc.want {
+				t.Fatalf("window loss %+v, want %+v", s.TenantLossEq8Window, tc.want)
+			}
+		})
+	}
+	// The fixed 1 h Eq. 8 figure of the same run, for contrast: x loses
+	// h0, h2 and h4, y h2: 4 of 9.
+	if s := Summarize(r, SummaryConfig{}); s.TenantLossEq8[0].Loss != 4 || s.TenantLossEq8[0].Pairs != 9 {
+		t.Errorf("fixed 1 h loss %+v", s.TenantLossEq8[0])
+	}
+	// Without Eq. 8 accounts, or turned off, there is no figure.
+	one := r
+	one.BothModes = false
+	if s := Summarize(one, SummaryConfig{}); s.TenantLossEq8Window != nil {
+		t.Errorf("a run of one mode has a window loss %+v", s.TenantLossEq8Window)
+	}
+	if s := Summarize(r, SummaryConfig{WindowBuckets: -1}); s.TenantLossEq8Window != nil {
+		t.Errorf("WindowBuckets −1 still gives %+v", s.TenantLossEq8Window)
+	}
+	// It is a figure of the aggregate, a row of the table and a JSON object
+	// of fractions.
+	s := Summarize(r, SummaryConfig{})
+	i := slices.IndexFunc(Values(s), func(v Value) bool { return v.Key == "tenant_loss_eq8_window_24h" })
+	if i < 0 || Values(s)[i].X != 7.0/9 || Values(s)[i].Unit != Share || Values(s)[i].Label != "tenant loss, Eq. 8, last 24 × 1h, hourly (ρ < 1)" {
+		t.Errorf("Values: %+v", Values(s))
+	}
+	if k := slices.IndexFunc(Values(s), func(v Value) bool { return v.Key == "tenant_loss_eq8_24h" }); k < 0 || k+1 != i {
+		t.Errorf("the window figure does not follow the fixed Eq. 8 figures (at %d, fixed 24 h at %d)", i, k)
+	}
+	var sb strings.Builder
+	if err := WriteTable(&sb, s); err != nil {
+		t.Fatal(err)
+	}
+	if out := sb.String(); !strings.Contains(out, "tenant loss, Eq. 8, last 24 × 1h, hourly (ρ < 1)") || !strings.Contains(out, "77.78 % of 9") {
+		t.Errorf("table:\n%s", out)
+	}
+	b, _ := json.Marshal(s)
+	var back struct {
+		W map[string]float64 `json:"tenant_loss_eq8_window"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil || back.W["share"] != 7.0/9 || back.W["window_seconds"] != 86400 || back.W["samples"] != 9 {
+		t.Errorf("JSON %s", b)
 	}
 }

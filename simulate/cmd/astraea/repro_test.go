@@ -52,6 +52,30 @@ func TestReproChecks(t *testing.T) {
 	}
 }
 
+// Under the authors' profile each of the paper's tenant-loss figures is
+// also set beside the loss over the last 24 hourly buckets, right after the
+// fixed 1 h one; under the others the claims are as written.
+func TestReproClaimsOfTheAuthorsProfile(t *testing.T) {
+	venus := experiments()[0]
+	if got := claimsFor(venus, "paper"); len(got) != len(venus.claims) {
+		t.Fatalf("paper: %d claims, want %d", len(got), len(venus.claims))
+	}
+	got := claimsFor(venus, "authors")
+	n := 0
+	for i, c := range got {
+		if c.Metric != windowLossKey {
+			continue
+		}
+		n++
+		if prev := got[i-1]; prev.Metric != "tenant_loss_eq8_1h" || prev.Policy != c.Policy || prev.Paper != c.Paper {
+			t.Errorf("claim %d %+v follows %+v", i, c, prev)
+		}
+	}
+	if n != 5 || len(got) != len(venus.claims)+5 {
+		t.Errorf("authors: %d window claims of %d, want 5 of %d", n, len(got), len(venus.claims)+5)
+	}
+}
+
 func TestReproNeedsTraces(t *testing.T) {
 	t.Setenv(tracesEnv, "")
 	for _, args := range [][]string{nil, {"-only", "mars", "-traces", "x"}} {
