@@ -226,8 +226,8 @@ func ExampleWithMode() {
 	if _, err := c.Assign("a", 2); err != nil { // on node-9, the first
 		panic(err)
 	}
-	p, _ := c.Place(4)
-	fmt.Println(p)                              // node-5 would fit best
+	p, _ := c.Place(4) // node-9 again, where node-5 would fit best
+	fmt.Println(p)
 	if _, err := c.Assign("b", 8); err != nil { // node-1, the first with 8 free
 		panic(err)
 	}

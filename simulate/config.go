@@ -146,8 +146,10 @@ type Config struct {
 
 	// Placement is how gangs are placed, by every policy: on the fewest
 	// nodes they could occupy on an empty cluster (placement.Strict, the
-	// default) or on the fewest nodes the free GPUs allow
-	// (placement.FewestNodes, which spreads a gang when no node holds it).
+	// default), on the fewest nodes the free GPUs allow
+	// (placement.FewestNodes, which spreads a gang when no node holds it),
+	// or first fit over the nodes in order (placement.FirstFit, which
+	// spreads in that order a gang it cannot consolidate).
 	Placement placement.Mode
 	// SpreadSlowdown is the rate s, in (0, 1], at which a job placed on
 	// more nodes than its minimum (placement.Cluster.Beyond > 0) makes
@@ -347,7 +349,7 @@ func (c *Config) validate() error {
 		return configErr("Lease %v must be longer than Checkpoint %v when CheckpointOnRenew is set", grantedLease(c.Lease), c.Checkpoint)
 	case c.Admit != AdmitOnSubmit && c.Admit != AdmitAtTick:
 		return configErr("unknown %v", c.Admit)
-	case c.Placement != placement.Strict && c.Placement != placement.FewestNodes:
+	case c.Placement != placement.Strict && c.Placement != placement.FewestNodes && c.Placement != placement.FirstFit:
 		return configErr("unknown placement %v", c.Placement)
 	case !(c.SpreadSlowdown >= 0 && c.SpreadSlowdown <= 1):
 		return configErr("SpreadSlowdown %v must lie in (0, 1] (0 means 1, no slowdown)", c.SpreadSlowdown)

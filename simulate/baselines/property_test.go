@@ -121,7 +121,7 @@ func yarnAlone(s *simulate.State, d simulate.Decision, tn string, capacity int) 
 // the runs identical.
 func TestPropertyTraitsMatchExhaustive(t *testing.T) {
 	quotas := map[string]float64{"a": 0.5, "b": 0.25, "c": 0.25}
-	for _, m := range []placement.Mode{placement.Strict, placement.FewestNodes} {
+	for _, m := range []placement.Mode{placement.Strict, placement.FewestNodes, placement.FirstFit} {
 		t.Run(m.String(), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				jobs := genTrace(t)

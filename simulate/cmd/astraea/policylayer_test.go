@@ -28,8 +28,9 @@ func TestLayerFlagsRejectBadValues(t *testing.T) {
 
 // TestLayerFlagsReachEveryPolicy: on a queued synthetic workload,
 // -placement spread changes the schedule of ASTRAEA and of a baseline
-// (every policy places through the engine's cluster), and -new-jobs
-// smallest changes ASTRAEA's.
+// (every policy places through the engine's cluster), -placement firstfit
+// too, and ASTRAEA's otherwise than spread does, and -new-jobs smallest
+// changes ASTRAEA's.
 func TestLayerFlagsReachEveryPolicy(t *testing.T) {
 	base := []string{"-json", "-jobs", "2000", "-nodes", "20", "-overhead=false", "-policy", "astraea,tiresias-l",
 		"-placement", "strict", "-new-jobs", "fifo"} // not the profile's: a later flag overrides
@@ -37,6 +38,7 @@ func TestLayerFlagsReachEveryPolicy(t *testing.T) {
 	for name, extra := range map[string][]string{
 		"default":  nil,
 		"spread":   {"-placement", "spread"},
+		"firstfit": {"-placement", "firstfit"},
 		"smallest": {"-new-jobs", "smallest"},
 	} {
 		var r report
@@ -49,6 +51,13 @@ func TestLayerFlagsReachEveryPolicy(t *testing.T) {
 	if jct("default", 0) == jct("spread", 0) || jct("default", 1) == jct("spread", 1) {
 		t.Errorf("-placement spread changed nothing: avg JCT astraea %v → %v, tiresias-l %v → %v",
 			jct("default", 0), jct("spread", 0), jct("default", 1), jct("spread", 1))
+	}
+	// Both spreading modes admit a gang exactly when enough GPUs are
+	// free, so without a spread slowdown only where the gang goes tells
+	// them apart: ASTRAEA's preemptions, which look at the nodes.
+	if jct("default", 0) == jct("firstfit", 0) || jct("default", 1) == jct("firstfit", 1) || jct("firstfit", 0) == jct("spread", 0) {
+		t.Errorf("-placement firstfit: avg JCT astraea %v (spread %v, strict %v), tiresias-l %v (strict %v)",
+			jct("firstfit", 0), jct("spread", 0), jct("default", 0), jct("firstfit", 1), jct("default", 1))
 	}
 	if jct("default", 0) == jct("smallest", 0) {
 		t.Errorf("-new-jobs smallest changed nothing for astraea: avg JCT %v", jct("default", 0))

@@ -66,7 +66,7 @@ func profiles() []profile {
 				{"starved-below", "0.2", "the authors' simulator: a tenant running below 20 % of its quota is served before the ρ order"},
 				{"wait-first", "6h", "the authors' simulator: jobs pending 6 h since they last ran go first in their tenant, oldest submission first"},
 				{"displace-young", "300s", "the authors' simulator: a new job may preempt its own tenant's jobs that have run less than 300 s of their current lease, which lose that lease's progress (here after the round, for the new job at which its tenant left play)"},
-				{"placement", "spread", "the authors' simulator spreads a job it cannot consolidate (it places first-fit over nodes in order; ours is best fit)"},
+				{"placement", "firstfit", "the authors' simulator: first-fit over nodes in order, spreading a job it cannot consolidate"},
 				{"history", "24x1h", "the authors' simulator: its last 24 hourly buckets"},
 				{"job-share", "split", "the authors' simulator: a job is owed its tenant's quota split equally over the tenant's active jobs, without the demand cap (ρ_job in the results stays capped)"},
 				{"spread-slowdown", "1", "the authors' simulator runs a spread job at full speed"},

@@ -105,7 +105,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.phases, "phases", 1, "run every policy at `N` tick phases spread over one interval and report mean [min–max]")
 	fs.DurationVar(&o.tickPhase, "tick-phase", 0, "offset of the tick grid from the first submission, in [0, -interval)")
 	fs.BoolVar(&o.dropOverQuota, "drop-over-quota", false, "leave out (and count) jobs larger than their tenant's quota instead of letting them borrow")
-	fs.StringVar(&o.placement, "placement", placement.Strict.String(), "placement of every policy: \"strict\" (a gang one node could hold waits for one node) or \"spread\" (the fewest nodes its free GPUs allow)")
+	fs.StringVar(&o.placement, "placement", placement.Strict.String(), "placement of every policy: \"strict\" (a gang one node could hold waits for one node), \"spread\" (the fewest nodes its free GPUs allow) or \"firstfit\" (the first nodes in node order that hold it, else spread in that order)")
 	fs.StringVar(&o.history, "history", "0s", "how far back the policies' accounts remember: a trailing window `D` (0: the whole run, the paper's), or NxD, the current bucket of D and the N−1 before it (the authors' simulator: 24x1h)")
 	fs.StringVar(&o.jobShare, "job-share", ledger.CappedJobShare.String(), "how the policies' accounts divide a tenant's fair share among its jobs: \"capped\" (min(demand, equal split), the paper's) or \"split\" (equal split without the cap, the authors' simulator); ρ_job in the results is capped either way")
 	fs.Float64Var(&o.spreadSlowdown, "spread-slowdown", 1, "progress rate `S` in (0, 1] of a job placed on more nodes than its minimum, until it is placed again (1: no slowdown)")
