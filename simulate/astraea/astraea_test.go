@@ -160,18 +160,25 @@ func TestAstraeaPolicies(t *testing.T) {
 
 // TestPropertyShortcutsMatchExhaustive runs every variant of the policy,
 // under each placement mode and new-job order, with accounts that remember
-// everything or a trailing window, on random workloads with
+// everything, a trailing window or fixed buckets, and capped or split job
+// shares, on random workloads with
 // the engine's shortcuts (the policy's Traits) and without them
 // (simulate.Config.Exhaustive): the runs must be identical.
 func TestPropertyShortcutsMatchExhaustive(t *testing.T) {
-	for _, m := range []placement.Mode{placement.Strict, placement.FewestNodes} {
+	for _, m := range []placement.Mode{placement.Strict, placement.FewestNodes, placement.FirstFit} {
 		for _, nj := range []NewJobOrder{FIFO, Smallest} {
 			t.Run(m.String()+"/"+nj.String(), func(t *testing.T) {
 				rapid.Check(t, func(t *rapid.T) {
 					cfg, jobs := genVariedWorkload(t)
 					cfg.Placement = m
-					if rapid.Bool().Draw(t, "windowed accounts") {
+					switch rapid.IntRange(0, 2).Draw(t, "windowed accounts") {
+					case 1:
 						cfg.History = ledger.TrailingWindow(sec(rapid.SampledFrom([]int{60, 600, 3600}).Draw(t, "window")))
+					case 2:
+						cfg.History = ledger.Buckets(rapid.IntRange(1, 24).Draw(t, "buckets"), sec(rapid.SampledFrom([]int{60, 600, 3600}).Draw(t, "bucket")))
+					}
+					if rapid.Bool().Draw(t, "split job shares") {
+						cfg.JobShare = ledger.SplitJobShare
 					}
 					o := DefaultOptions()
 					o.NewJobs = nj

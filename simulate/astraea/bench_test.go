@@ -21,7 +21,7 @@ func BenchmarkPhilly14d(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, m := range []placement.Mode{placement.Strict, placement.FewestNodes} {
+	for _, m := range []placement.Mode{placement.Strict, placement.FewestNodes, placement.FirstFit} {
 		for _, nj := range []astraea.NewJobOrder{astraea.FIFO, astraea.Smallest} {
 			b.Run(m.String()+"/"+nj.String(), func(b *testing.B) {
 				cfg := simulate.DefaultConfig(140, 8, q)
