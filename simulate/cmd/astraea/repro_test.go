@@ -76,6 +76,52 @@ func TestReproClaimsOfTheAuthorsProfile(t *testing.T) {
 	}
 }
 
+// Under the authors' profile each check of the tenant loss over fixed hours
+// is followed by the same check over the last 24 hourly buckets, which
+// reads that figure: ASTRAEA lowest there, and the paper's order.
+func TestReproChecksOfTheAuthorsProfile(t *testing.T) {
+	venus := experiments()[0]
+	if got := checksFor(venus, "paper"); len(got) != len(venus.checks) {
+		t.Fatalf("paper: %d checks, want %d", len(got), len(venus.checks))
+	}
+	got := checksFor(venus, "authors")
+	if len(got) != len(venus.checks)+2 {
+		t.Fatalf("authors: %d checks, want %d", len(got), len(venus.checks)+2)
+	}
+	// ASTRAEA lowest over the window although not over fixed hours; the
+	// order holds over the window only.
+	f := figures{}
+	for p, v := range map[string][2]float64{
+		"astraea": {0.09, 0.05}, "allox": {0.07, 0.06}, "gandiva-fair": {0.08, 0.07},
+		"yarn-cs": {0.40, 0.45}, "tiresias-l": {0.50, 0.49},
+	} {
+		f[p] = metrics.Aggregate{Policy: p, Metrics: map[string]metrics.Band{
+			"tenant_loss_eq8_1h": {Mean: v[0], Min: v[0], Max: v[0]},
+			windowLossKey:        {Mean: v[1], Min: v[1], Max: v[1]},
+		}}
+	}
+	n := 0
+	for i, c := range got {
+		if c.key != windowLossKey {
+			continue
+		}
+		n++
+		prev := got[i-1]
+		if prev.key != "tenant_loss_eq8_1h" {
+			t.Errorf("check %q follows %q", c.name, prev.name)
+		}
+		if ok, detail := prev.eval(f); ok {
+			t.Errorf("%q holds over fixed hours: %s", prev.name, detail)
+		}
+		if ok, detail := c.eval(f); !ok {
+			t.Errorf("%q fails over the window: %s", c.name, detail)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d window checks, want 2", n)
+	}
+}
+
 func TestReproNeedsTraces(t *testing.T) {
 	t.Setenv(tracesEnv, "")
 	for _, args := range [][]string{nil, {"-only", "mars", "-traces", "x"}} {
