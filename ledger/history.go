@@ -43,8 +43,8 @@ func TrailingWindow(w time.Duration) History { return History{kind: histTrailing
 // the window's start moves only when t crosses a bucket boundary, and in
 // between the window grows from (n−1)·w to just under n·w. It is how a
 // scheduler that keeps its accounts in n fixed buckets (the authors' public
-// simulator of the paper: 24 hourly buckets) sees the past; the paper notes
-// do not describe the buckets, so the reading — the current, partial bucket
+// simulator of the paper: 24 hourly buckets) sees the past; the paper
+// does not describe the buckets, so the reading — the current, partial bucket
 // and the n−1 full ones before it — is this library's. Set Config.Start on
 // a boundary (e.g. time.Time.Truncate(w)) to align the buckets with the
 // wall clock.
