@@ -21,6 +21,7 @@ type faults struct {
 	more        int
 	injected    bool
 	op, id      string
+	named       string // the allocation a fault of namingFaultyPlacer named
 }
 
 func (f *faults) next(op, id string) error {
@@ -87,6 +88,22 @@ func (p withoutFaultyPlacer) PlaceWithout(d int, ids []string) (placement.Placem
 	return p.c.PlaceWithout(d, ids)
 }
 
+// namingFaultyPlacer's PlaceWithout fails as a *placement.Error naming the
+// first allocation it was to look without: a fault that names a running
+// job, but not as unknown, so the round must still name the job it was
+// placing.
+type namingFaultyPlacer struct{ faultyPlacer }
+
+func (p namingFaultyPlacer) PlaceWithout(d int, ids []string) (placement.Placement, error) {
+	if err := p.f.next("place without", ""); err != nil {
+		if len(ids) > 0 && p.f.named == "" {
+			p.f.named = ids[0]
+		}
+		return placement.Placement{}, &placement.Error{Op: "place", Allocation: p.f.named, Err: err}
+	}
+	return p.c.PlaceWithout(d, ids)
+}
+
 // A Placer that fails in a way other than "does not fit" fails the round
 // with ErrPlacer wherever the failure happens, wrapping the Placer's error
 // and naming the candidate the failed call was about, and the round leaves
@@ -100,6 +117,9 @@ func TestEveryPlacerFailureFailsTheRound(t *testing.T) {
 		"a Placer with a Cloner": func(c *placement.Cluster, f *faults) placement.Placer { return cloningFaultyPlacer{faultyPlacer{c, f}} },
 		"a Placer with PlaceWithout": func(c *placement.Cluster, f *faults) placement.Placer {
 			return withoutFaultyPlacer{faultyPlacer{c, f}}
+		},
+		"a Placer with PlaceWithout whose faults name an allocation": func(c *placement.Cluster, f *faults) placement.Placer {
+			return namingFaultyPlacer{faultyPlacer{c, f}}
 		},
 	}
 	for name, face := range faces {
@@ -215,6 +235,9 @@ func placerFaults(t *testing.T, face func(c *placement.Cluster, f *faults) place
 		// names the job being placed, which the Placer is not told).
 		if f.id != "" && string(e.Job) != f.id {
 			t.Fatalf("placer call %d (%s %q) failed: %v names job %q", fail, f.op, f.id, err, e.Job)
+		}
+		if f.named != "" && string(e.Job) == f.named {
+			t.Fatalf("placer call %d (%s) failed: %v names %q, the allocation in the fault, not the job being placed", fail, f.op, err, e.Job)
 		}
 		if err := changedAllocation(cl, before, ids...); err != nil {
 			t.Fatalf("placer call %d failed: %v", fail, err)

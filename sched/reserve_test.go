@@ -344,3 +344,45 @@ func TestReserverNeverHoldsForAGangNoNodesHold(t *testing.T) {
 	}
 	verifyCluster(t, c)
 }
+
+// The held gang's grant counts in its own tenant's result, also when the
+// round of the other candidates has results for other tenants: at the
+// gang's round, tenant c's job waits beside it.
+func TestReserverCountsTheHeldGrantInItsTenant(t *testing.T) {
+	s := newStarving(t)
+	s.acc.tenant("c", 0, 1000, 1)
+	s.acc.job("c1", 0)
+	rv := &Reserver{After: 5 * time.Minute}
+	var x Rounder
+	for m := 0; m < 60; m++ {
+		in := s.input(m, true)
+		if m == 22 { // the gang's round (TestReserverHoldsNodesForAStarvingGang)
+			in.Candidates = append(in.Candidates, Candidate{Job: "c1", Tenant: "c", Demand: 1, Submit: t0})
+		}
+		res, err := rv.Round(&x, t0.Add(time.Duration(m)*time.Minute), in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Released {
+			delete(s.run, r.Job)
+		}
+		if len(res.Grants) == 0 || res.Grants[0].Job != "gang" {
+			continue
+		}
+		if m != 22 {
+			t.Fatalf("gang granted at minute %d, want 22", m)
+		}
+		byID := map[ledger.TenantID]TenantResult{}
+		for _, tr := range res.Tenants {
+			byID[tr.ID] = tr
+		}
+		if a := byID["a"]; a.Grants != 1 || a.GPUs != 16 {
+			t.Errorf("tenant a's result %+v, want the gang's grant of 16 GPUs", a)
+		}
+		if c, ok := byID["c"]; !ok || c.Grants != 0 || c.GPUs != 0 || c.Start != s.acc.tenants["c"] {
+			t.Errorf("tenant c's result %+v (present %v), want no grant and its account as it was", c, ok)
+		}
+		return
+	}
+	t.Fatal("the gang was never granted")
+}

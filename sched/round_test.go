@@ -282,8 +282,14 @@ func TestAdvanceFairShare(t *testing.T) {
 		t.Fatalf("A = %+v", a)
 	}
 	in.Accounts = plainAccounts{in.Accounts.(*accounts)}
-	if _, err := Round(in, Options{AdvanceFairShare: true}); !errors.Is(err, ErrNoFairRate) {
+	_, err = Round(in, Options{AdvanceFairShare: true})
+	if !errors.Is(err, ErrNoFairRate) {
 		t.Fatalf("without a fair rate: %v", err)
+	}
+	// The fault is the accounts', no candidate's.
+	var e *Error
+	if !errors.As(err, &e) || e.Index != -1 {
+		t.Fatalf("without a fair rate: %#v, want an *Error with Index -1", err)
 	}
 }
 
@@ -674,6 +680,9 @@ func TestJobAccountsAppenderAtFault(t *testing.T) {
 			}
 			if c.err == ErrUnknownJob && (len(asked) < 2 || e.Job != asked[c.job]) {
 				t.Fatalf("err = %v, want it to name the job after the accounts returned, of %v", err, asked)
+			}
+			if c.err == ErrInvalidInput && (e.Index != -1 || e.Job != "") {
+				t.Fatalf("err = %#v, want it to name no candidate (Index -1)", e)
 			}
 			if cl.Free() != 16 {
 				t.Fatalf("free = %d after a rejected round, want 16", cl.Free())
