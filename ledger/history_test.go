@@ -42,7 +42,17 @@ func TestTrailingWindowForgetsTheOldPast(t *testing.T) {
 }
 
 func TestTrailingWindowBoundsMemory(t *testing.T) {
-	l := mustNew(t, Config{Capacity: 8, History: TrailingWindow(100 * time.Second)})
+	l := windowedTimeline(t, TrailingWindow(100*time.Second))
+	// [9899, 9999): the job ran in 50 of those 100 seconds
+	wantAccount(t, "last 100 s", tenantAcct(t, l, "t", ts(9899), ts(9999)), 8*50, 8*100)
+}
+
+// windowedTimeline starts and stops an 8-GPU job every second for 10,000 s
+// under h, a window of about 100 s, and checks that the tenant and the job
+// keep breakpoints for the window only.
+func windowedTimeline(t *testing.T, h History) *Ledger {
+	t.Helper()
+	l := mustNew(t, Config{Capacity: 8, History: h})
 	do(t, l, l.AddTenant(t0, "t", 1))
 	do(t, l, l.Submit(t0, "j", "t", 8, 1))
 	for i := range 10000 {
@@ -59,13 +69,12 @@ func TestTrailingWindowBoundsMemory(t *testing.T) {
 	do(t, l, nil)
 	tn := l.tenantIx["t"]
 	if n := tn.s.st.len(); n > 110 {
-		t.Fatalf("tenant keeps %d breakpoints for a 100 s window of 1 event/s", n)
+		t.Fatalf("%v: tenant keeps %d breakpoints for a 100 s window of 1 event/s", h, n)
 	}
 	if n := l.jobs.get("j").alloc.st.len(); n > 110 {
-		t.Fatalf("job keeps %d breakpoints", n)
+		t.Fatalf("%v: job keeps %d breakpoints", h, n)
 	}
-	// [9899, 9999): the job ran in 50 of those 100 seconds
-	wantAccount(t, "last 100 s", tenantAcct(t, l, "t", ts(9899), ts(9999)), 8*50, 8*100)
+	return l
 }
 
 // Two buckets of an hour keep the current hour and the one before it: the
@@ -135,28 +144,7 @@ func TestBucketsViewAheadAndReset(t *testing.T) {
 }
 
 func TestBucketsBoundMemory(t *testing.T) {
-	l := mustNew(t, Config{Capacity: 8, History: Buckets(4, 25*time.Second)})
-	do(t, l, l.AddTenant(t0, "t", 1))
-	do(t, l, l.Submit(t0, "j", "t", 8, 1))
-	for i := range 10000 {
-		var err error
-		if i%2 == 0 {
-			err = l.Start(ts(float64(i)), "j")
-		} else {
-			err = l.Stop(ts(float64(i)), "j")
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	do(t, l, nil)
-	tn := l.tenantIx["t"]
-	if n := tn.s.st.len(); n > 110 {
-		t.Fatalf("tenant keeps %d breakpoints for a 100 s window of 1 event/s", n)
-	}
-	if n := l.jobs.get("j").alloc.st.len(); n > 110 {
-		t.Fatalf("job keeps %d breakpoints", n)
-	}
+	l := windowedTimeline(t, Buckets(4, 25*time.Second))
 	// at 9999 s the window is [9900, 9999): the job ran in 50 of those 99 s
 	if got := l.Begin(); !got.Equal(ts(9900)) {
 		t.Fatalf("Begin() = %v, want 9900 s", got)
