@@ -360,31 +360,36 @@ const windowLossKey = "tenant_loss_eq8_window_24h"
 // profile each tenant-loss figure is also set beside our loss over the
 // last 24 hourly buckets, the way the authors' simulator reports tenants.
 func claimsFor(e experiment, profile string) []claim {
-	if profile != "authors" {
-		return e.claims
-	}
-	var out []claim
-	for _, c := range e.claims {
-		out = append(out, c)
-		if c.Metric == "tenant_loss_eq8_1h" {
-			out = append(out, claim{Metric: windowLossKey, Policy: c.Policy, Paper: c.Paper, Where: "§十五, as the authors' simulator reports it (Eq. 8, last 24 hourly buckets, hourly)"})
-		}
-	}
-	return out
+	return withWindowTwins(profile, e.claims, func(c claim) (claim, bool) {
+		return claim{Metric: windowLossKey, Policy: c.Policy, Paper: c.Paper, Where: "§十五, as the authors' simulator reports it (Eq. 8, last 24 hourly buckets, hourly)"},
+			c.Metric == "tenant_loss_eq8_1h"
+	})
 }
 
 // checksFor is e's checks as profile evaluates them: under the authors'
 // profile each check of the tenant loss over fixed hours is followed by the
 // same check of the loss over the last 24 hourly buckets.
 func checksFor(e experiment, profile string) []check {
+	return withWindowTwins(profile, e.checks, func(c check) (check, bool) {
+		if c.key != "tenant_loss_eq8_1h" || c.rekey == nil {
+			return check{}, false
+		}
+		return c.rekey(windowLossKey, "tenant loss (Eq. 8, last 24 × 1 h, hourly)"), true
+	})
+}
+
+// withWindowTwins returns items as they are, or, under the authors'
+// profile, with each item's twin over the 24 hourly buckets right after
+// it, for the items twin reports one for.
+func withWindowTwins[T any](profile string, items []T, twin func(T) (T, bool)) []T {
 	if profile != "authors" {
-		return e.checks
+		return items
 	}
-	var out []check
-	for _, c := range e.checks {
-		out = append(out, c)
-		if c.key == "tenant_loss_eq8_1h" && c.rekey != nil {
-			out = append(out, c.rekey(windowLossKey, "tenant loss (Eq. 8, last 24 × 1 h, hourly)"))
+	var out []T
+	for _, it := range items {
+		out = append(out, it)
+		if w, ok := twin(it); ok {
+			out = append(out, w)
 		}
 	}
 	return out
