@@ -1,6 +1,7 @@
 package baselines
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -175,5 +176,14 @@ func TestTiresiasPromotesAfterTheShortestRun(t *testing.T) {
 	s := &simulate.State{Now: at(1000), Pending: []*simulate.JobState{js}}
 	if got, want := ti.NextWakeup(s), at(1000).Add(2*time.Nanosecond); !got.Equal(want) {
 		t.Fatalf("next wakeup %v, want %v: 2 × the 1 ns run", got, want)
+	}
+}
+
+// A negative node cell size is refused, naming the field.
+func TestHiveDRejectsNegativeNodeGPUs(t *testing.T) {
+	_, err := NewHiveD(HiveDConfig{NodeGPUs: -8})
+	var ce *ConfigError
+	if !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != "NodeGPUs" {
+		t.Fatalf("NewHiveD(NodeGPUs -8) = %v, want ErrConfig naming NodeGPUs", err)
 	}
 }
