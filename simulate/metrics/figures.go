@@ -313,8 +313,11 @@ func (f *figure) layout(dc draw.Canvas) (plotC, legendC draw.Canvas) {
 	// legend gets a fifth more room than its text needs here.
 	gap := vg.Points(8)
 	width := f.legend.Rectangle(dc).Size().X*1.2 + 2*gap
-	top := f.p.Title.TextStyle.Rectangle(f.p.Title.Text).Size().Y + f.p.Title.Padding
-	return draw.Crop(dc, 0, -width, 0, 0), draw.Crop(dc, dc.Size().X-width+gap, 0, 0, -top)
+	plotC = draw.Crop(dc, 0, -width, 0, 0)
+	// The data's top is below the title, and below half of a y tick
+	// label that stands at the top of the axis: read it from the plot.
+	top := dc.Max.Y - f.p.DataCanvas(plotC).Max.Y
+	return plotC, draw.Crop(dc, dc.Size().X-width+gap, 0, 0, -top)
 }
 
 // save draws the figure on a white page and writes it as SVG.
