@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"testing"
+	"time"
 )
 
 // The checksum only catches accidents. A snapshot written by a faulty or
@@ -143,5 +144,15 @@ func TestRestoreEveryByteChangeResealed(t *testing.T) {
 			fuzzRestore(t, reseal(p))
 		}
 		fuzzRestore(t, reseal(payload[:i]))
+	}
+}
+
+// A start time that time.Time cannot encode (a zone offset of 1,000 hours)
+// makes MarshalBinary fail, rather than write a snapshot without its
+// start.
+func TestMarshalBinaryRefusesAnUnencodableStart(t *testing.T) {
+	l := mustNew(t, Config{Mode: QuotaShare, Capacity: 16, Start: time.Date(2020, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 1000*3600))})
+	if data, err := l.MarshalBinary(); err == nil {
+		t.Fatalf("MarshalBinary = %d bytes, nil; want an error for the start time", len(data))
 	}
 }

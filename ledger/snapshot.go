@@ -92,8 +92,9 @@ func (e *enc) series(s *series, d decay) {
 }
 
 // MarshalBinary encodes the whole ledger (configuration, state and retained
-// history) in the versioned format documented above. It never fails; the
-// error is for encoding.BinaryMarshaler. O(size of the ledger + J log J).
+// history) in the versioned format documented above. It fails only when
+// time.Time cannot encode the start time (a zone offset beyond about ±546
+// hours). O(size of the ledger + J log J).
 func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e := &enc{b: make([]byte, 0, 256)}
 	e.u(uint64(l.mode) | uint64(l.jobShare)<<modeBits)
