@@ -29,16 +29,7 @@ func TestTrailingWindowForgetsTheOldPast(t *testing.T) {
 	if _, err := l.JobAccount("old", ts(3600), t1); !errors.Is(err, ErrUnknownJob) {
 		t.Fatalf("job that finished before Begin(): %v", err)
 	}
-	if _, ok := v.JobAccount("old"); ok {
-		t.Fatal("view still reports a forgotten job")
-	}
-	// unknown to a batch too: it stops there
-	want, _ := v.JobAccount("new")
-	if got, ok := v.AppendJobAccounts(nil, []JobID{"new", "old", "new"}); ok || len(got) != 1 || got[0] != want {
-		t.Fatalf("AppendJobAccounts(new, old, new) = %v, %v; want [%v], false", got, ok, want)
-	}
-	do(t, l, l.Submit(t1, "old", "t", 1, 1)) // the id is free again
-	wantAccount(t, "reused id", jobAcct(t, l, "old", t1, ts(3*3600)), 0, 3600)
+	forgotten(t, l, v, t1, ts(3*3600))
 }
 
 func TestTrailingWindowBoundsMemory(t *testing.T) {
@@ -113,15 +104,7 @@ func TestBucketsForgetTheOldPast(t *testing.T) {
 	if _, err := l.JobAccount("old", ts(7200), t1); !errors.Is(err, ErrUnknownJob) {
 		t.Fatalf("job that finished before Begin(): %v", err)
 	}
-	if _, ok := v.JobAccount("old"); ok {
-		t.Fatal("view still reports a forgotten job")
-	}
-	want, _ := v.JobAccount("new")
-	if got, ok := v.AppendJobAccounts(nil, []JobID{"new", "old", "new"}); ok || len(got) != 1 || got[0] != want {
-		t.Fatalf("AppendJobAccounts(new, old, new) = %v, %v; want [%v], false", got, ok, want)
-	}
-	do(t, l, l.Submit(t1, "old", "t", 1, 1)) // the id is free again
-	wantAccount(t, "reused id", jobAcct(t, l, "old", t1, ts(4*3600)), 0, 3600)
+	forgotten(t, l, v, t1, ts(4*3600))
 }
 
 // A view ahead of Now() starts where the buckets would start at its time,
@@ -233,4 +216,20 @@ func TestResetStartsHistoryAnew(t *testing.T) {
 	ja, _ := v.JobAccount("run")
 	wantAccount(t, "running job after reset", ja, 40, 40)
 	do(t, l, l.Submit(ts(30), "done", "t", 1, 1)) // id is free again
+}
+
+// forgotten checks, at t1, that job "old" (finished before Begin()) is
+// gone from view v and from a batch (which stops there, after "new"), and
+// that its id is free again: resubmitted at t1, it runs up to until.
+func forgotten(t *testing.T, l *Ledger, v View, t1, until time.Time) {
+	t.Helper()
+	if _, ok := v.JobAccount("old"); ok {
+		t.Fatal("view still reports a forgotten job")
+	}
+	want, _ := v.JobAccount("new")
+	if got, ok := v.AppendJobAccounts(nil, []JobID{"new", "old", "new"}); ok || len(got) != 1 || got[0] != want {
+		t.Fatalf("AppendJobAccounts(new, old, new) = %v, %v; want [%v], false", got, ok, want)
+	}
+	do(t, l, l.Submit(t1, "old", "t", 1, 1))
+	wantAccount(t, "reused id", jobAcct(t, l, "old", t1, until), 0, 3600)
 }

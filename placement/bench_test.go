@@ -138,58 +138,26 @@ func BenchmarkPlaceAllocateRelease(b *testing.B) {
 // scheduler grants a new job: Assign (place and allocate in one step), then
 // Release. Compare with BenchmarkPlaceAllocateRelease.
 func BenchmarkAssignRelease(b *testing.B) {
-	benchTraceDemands(b, func(b *testing.B, c *Cluster, demands []int) {
-		for i := 0; b.Loop(); i++ {
-			if _, err := c.Assign("bench", demands[i&1023]); err != nil {
-				if errors.Is(err, ErrNoFit) {
-					continue
-				}
-				b.Fatal(err)
-			}
-			if _, err := c.Release("bench"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchTraceDemands(b, assignReleaseLoop)
 }
 
 // BenchmarkPlace measures a planning decision alone.
 func BenchmarkPlace(b *testing.B) {
-	benchTraceDemands(b, func(b *testing.B, c *Cluster, demands []int) {
-		for i := 0; b.Loop(); i++ {
-			_, _ = c.Place(demands[i&1023])
-		}
-	})
+	benchTraceDemands(b, placeLoop)
 }
 
 // BenchmarkPlaceModes measures a planning decision under each Mode on the
 // busy clusters of BenchmarkPlace (built under that mode): FewestNodes and
 // FirstFit must scale as Strict does.
 func BenchmarkPlaceModes(b *testing.B) {
-	benchModes(b, func(b *testing.B, c *Cluster, demands []int) {
-		for i := 0; b.Loop(); i++ {
-			_, _ = c.Place(demands[i&1023])
-		}
-	})
+	benchModes(b, placeLoop)
 }
 
 // BenchmarkAssignReleaseModes measures BenchmarkAssignRelease under each
 // Mode: the decision and the upkeep of the mode's indexes by Assign and
 // Release (FirstFit's order index among them).
 func BenchmarkAssignReleaseModes(b *testing.B) {
-	benchModes(b, func(b *testing.B, c *Cluster, demands []int) {
-		for i := 0; b.Loop(); i++ {
-			if _, err := c.Assign("bench", demands[i&1023]); err != nil {
-				if errors.Is(err, ErrNoFit) {
-					continue
-				}
-				b.Fatal(err)
-			}
-			if _, err := c.Release("bench"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchModes(b, assignReleaseLoop)
 }
 
 // benchModes runs body as a sub-benchmark per Mode and size in benchSizes
@@ -316,5 +284,28 @@ func BenchmarkChurn(b *testing.B) {
 				live = append(live, id)
 			}
 		})
+	}
+}
+
+// placeLoop is the body of the Place benchmarks: a planning decision alone.
+func placeLoop(b *testing.B, c *Cluster, demands []int) {
+	for i := 0; b.Loop(); i++ {
+		_, _ = c.Place(demands[i&1023])
+	}
+}
+
+// assignReleaseLoop is the body of the Assign benchmarks: a grant by
+// Assign, then its Release.
+func assignReleaseLoop(b *testing.B, c *Cluster, demands []int) {
+	for i := 0; b.Loop(); i++ {
+		if _, err := c.Assign("bench", demands[i&1023]); err != nil {
+			if errors.Is(err, ErrNoFit) {
+				continue
+			}
+			b.Fatal(err)
+		}
+		if _, err := c.Release("bench"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
