@@ -73,8 +73,21 @@ func TestAbortIsCheckedAsPreempt(t *testing.T) {
 	if !errors.Is(err, ErrBadDecision) || !strings.Contains(err.Error(), "preempted twice") {
 		t.Fatalf("a job preempted and aborted at once: %v", err)
 	}
-	_, err = Run(cfg, src(tj("j", "a", 2, 0, 100), tj("k", "a", 8, 40, 10)), &aborter{greedy: greedy{lease: sec(300)}, abortAt: 0})
-	if err != nil {
-		t.Fatalf("an abort with nothing running: %v", err)
+	_, err = Run(cfg, src(tj("j", "a", 2, 0, 100)), pendingAborter{})
+	if !errors.Is(err, ErrBadDecision) || !strings.Contains(err.Error(), "not running") {
+		t.Fatalf("an abort of a pending job: %v", err)
 	}
+}
+
+// pendingAborter aborts the pending jobs, which is a bad decision.
+type pendingAborter struct{}
+
+func (pendingAborter) Name() string { return "pending-aborter" }
+
+func (pendingAborter) Schedule(s *State) (Decision, error) {
+	var d Decision
+	for _, p := range s.Pending {
+		d.Abort = append(d.Abort, p.Job.ID)
+	}
+	return d, nil
 }
