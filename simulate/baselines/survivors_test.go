@@ -208,20 +208,7 @@ func TestGandivaFairNewcomerEarnsNoCredit(t *testing.T) {
 func TestHiveDKeepsCellsWhenTheClusterGrows(t *testing.T) {
 	h := mustPolicy(NewHiveD(HiveDConfig{}))(t)
 	state := func(nodes int, running, pending []*simulate.JobState) *simulate.State {
-		ns := make([]placement.Node, nodes)
-		for i := range ns {
-			ns[i] = placement.Node{ID: fmt.Sprint("n", i), GPUs: 8}
-		}
-		cl, err := placement.NewCluster(ns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, js := range running {
-			if err := cl.Allocate(js.Job.ID, js.Placement); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return &simulate.State{Now: t0, Cluster: cl, Quotas: map[string]float64{"a": 1}, Capacity: 8 * nodes, Running: running, Pending: pending}
+		return hivedState(t, nodes, running, pending, false)
 	}
 	a1 := &simulate.JobState{Job: job("a1", "a", 4, 0, 1000), Status: simulate.Pending}
 	d, err := h.Schedule(state(1, nil, []*simulate.JobState{a1}))
@@ -297,25 +284,7 @@ func TestAlloXFillsTheLastGPU(t *testing.T) {
 func TestHiveDShrinkingClusterDropsGoneCells(t *testing.T) {
 	h := mustPolicy(NewHiveD(HiveDConfig{}))(t)
 	state := func(nodes int, running, pending []*simulate.JobState) *simulate.State {
-		ns := make([]placement.Node, nodes)
-		for i := range ns {
-			ns[i] = placement.Node{ID: fmt.Sprint("n", i), GPUs: 8}
-		}
-		cl, err := placement.NewCluster(ns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, js := range running {
-			pl, err := cl.Place(js.Job.GPUs)
-			if err == nil {
-				err = cl.Allocate(js.Job.ID, pl)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			js.Status, js.Placement = simulate.Running, pl
-		}
-		return &simulate.State{Now: t0, Cluster: cl, Quotas: map[string]float64{"a": 1}, Capacity: 8 * nodes, Running: running, Pending: pending}
+		return hivedState(t, nodes, running, pending, true)
 	}
 	a0 := &simulate.JobState{Job: job("a0", "a", 8, 0, 1000), Status: simulate.Pending}
 	a1 := &simulate.JobState{Job: job("a1", "a", 8, 0, 1000), Status: simulate.Pending}
@@ -376,4 +345,32 @@ func TestGandivaFairFillsAroundAnUnplaceableGang(t *testing.T) {
 	if p2.FirstStart.Sub(at(20)) > time.Minute || !p3.FirstStart.Equal(p2.FirstStart) {
 		t.Fatalf("p2 and p3 first started at %v and %v, want both at their arrival, %v", p2.FirstStart, p3.FirstStart, at(20))
 	}
+}
+
+// hivedState is one round's state for tenant a on nodes 8-GPU nodes: each
+// running job holds its placement, or, with place, is placed afresh on
+// the new cluster and running there.
+func hivedState(t *testing.T, nodes int, running, pending []*simulate.JobState, place bool) *simulate.State {
+	t.Helper()
+	ns := make([]placement.Node, nodes)
+	for i := range ns {
+		ns[i] = placement.Node{ID: fmt.Sprint("n", i), GPUs: 8}
+	}
+	cl, err := placement.NewCluster(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, js := range running {
+		pl := js.Placement
+		if place {
+			if pl, err = cl.Place(js.Job.GPUs); err != nil {
+				t.Fatal(err)
+			}
+			js.Status, js.Placement = simulate.Running, pl
+		}
+		if err := cl.Allocate(js.Job.ID, pl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &simulate.State{Now: t0, Cluster: cl, Quotas: map[string]float64{"a": 1}, Capacity: 8 * nodes, Running: running, Pending: pending}
 }
