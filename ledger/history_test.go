@@ -8,13 +8,7 @@ import (
 )
 
 func TestTrailingWindowForgetsTheOldPast(t *testing.T) {
-	l := mustNew(t, Config{Capacity: 8, History: TrailingWindow(time.Hour)})
-	do(t, l, l.AddTenant(t0, "t", 1))
-	do(t, l, l.Submit(t0, "old", "t", 4, 1))
-	do(t, l, l.Start(t0, "old"))
-	do(t, l, l.Finish(ts(600), "old", Completed))
-	do(t, l, l.Submit(ts(600), "new", "t", 2, 1))
-	do(t, l, l.Start(ts(600), "new"))
+	l := oldAndNew(t, TrailingWindow(time.Hour))
 	t1 := ts(2 * 3600)
 	do(t, l, l.Advance(t1))
 	if got, want := l.Begin(), ts(3600); !got.Equal(want) {
@@ -72,13 +66,7 @@ func windowedTimeline(t *testing.T, h History) *Ledger {
 // start of history stays on the hour while the clock moves inside one, and
 // jumps a whole hour when the clock crosses the next.
 func TestBucketsForgetTheOldPast(t *testing.T) {
-	l := mustNew(t, Config{Capacity: 8, History: Buckets(2, time.Hour)})
-	do(t, l, l.AddTenant(t0, "t", 1))
-	do(t, l, l.Submit(t0, "old", "t", 4, 1))
-	do(t, l, l.Start(t0, "old"))
-	do(t, l, l.Finish(ts(600), "old", Completed))
-	do(t, l, l.Submit(ts(600), "new", "t", 2, 1))
-	do(t, l, l.Start(ts(600), "new"))
+	l := oldAndNew(t, Buckets(2, time.Hour))
 	for _, tc := range []struct {
 		at, begin float64
 	}{
@@ -232,4 +220,18 @@ func forgotten(t *testing.T, l *Ledger, v View, t1, until time.Time) {
 	}
 	do(t, l, l.Submit(t1, "old", "t", 1, 1))
 	wantAccount(t, "reused id", jobAcct(t, l, "old", t1, until), 0, 3600)
+}
+
+// oldAndNew is tenant t under h on 8 GPUs: job old (4 GPUs) runs over
+// [0, 600 s) and finishes, then job new (2 GPUs) runs from 600 s.
+func oldAndNew(t *testing.T, h History) *Ledger {
+	t.Helper()
+	l := mustNew(t, Config{Capacity: 8, History: h})
+	do(t, l, l.AddTenant(t0, "t", 1))
+	do(t, l, l.Submit(t0, "old", "t", 4, 1))
+	do(t, l, l.Start(t0, "old"))
+	do(t, l, l.Finish(ts(600), "old", Completed))
+	do(t, l, l.Submit(ts(600), "new", "t", 2, 1))
+	do(t, l, l.Start(ts(600), "new"))
+	return l
 }
