@@ -75,8 +75,8 @@ func legendTexts(f *figure) []string {
 	return out
 }
 
-// Every figure's legend is drawn to the right of its data, and every run
-// is named there.
+// Every figure's legend is drawn to the right of its data, its top level
+// with the data's, and every run is named there.
 func TestFigureLegendsBesideTheData(t *testing.T) {
 	runs := twoRuns()
 	dir := t.TempDir()
@@ -93,6 +93,10 @@ func TestFigureLegendsBesideTheData(t *testing.T) {
 		data := f.p.DataCanvas(plotC)
 		if !(data.Max.X < legendC.Min.X) {
 			t.Errorf("%s: data end at x = %v, legend starts at %v", f.file, data.Max.X, legendC.Min.X)
+		}
+		// The legend's top is level with the top of the data, below the title.
+		if d := math.Abs(float64(legendC.Max.Y - data.Max.Y)); d > 0.5 {
+			t.Errorf("%s: legend top at %v, data top at %v", f.file, legendC.Max.Y, data.Max.Y)
 		}
 		svg, err := os.ReadFile(filepath.Join(dir, f.file))
 		if err != nil {

@@ -2,11 +2,7 @@ package metrics
 
 import (
 	"maps"
-	"math"
 	"testing"
-
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // A summary keeps the run's quota table, also a table of one tenant.
@@ -16,22 +12,6 @@ func TestSummaryKeepsTheQuotas(t *testing.T) {
 		r.Quotas = q
 		if got := Summarize(r, SummaryConfig{}).Quotas; !maps.Equal(got, q) {
 			t.Errorf("summary quotas %v, want the run's %v", got, q)
-		}
-	}
-}
-
-// The legend's top is level with the top of the data, below the title.
-func TestLegendLevelWithTheData(t *testing.T) {
-	figs, err := buildFigures(twoRuns(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range figs {
-		dc := draw.New(vgsvg.New(figureWidth, figureHeight))
-		plotC, legendC := f.layout(dc)
-		data := f.p.DataCanvas(plotC)
-		if d := math.Abs(float64(legendC.Max.Y - data.Max.Y)); d > 0.5 {
-			t.Errorf("%s: legend top at %v, data top at %v", f.file, legendC.Max.Y, data.Max.Y)
 		}
 	}
 }
