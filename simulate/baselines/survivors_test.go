@@ -9,6 +9,7 @@ import (
 
 	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/simulate"
+	"github.com/astraea-sched/astraea/simulate/metrics"
 	"github.com/astraea-sched/astraea/simulate/trace"
 )
 
@@ -104,17 +105,7 @@ func TestTiresiasFillsFreeGPUsExactly(t *testing.T) {
 	// r1 holds 3 GPUs of node 1, r2 2 of node 2: 1 + 2 GPUs free. The
 	// chosen p1 needs 3 on one node and waits; p2 takes node 1's last GPU,
 	// and p3 the 2 of node 2, exactly what is left.
-	res := run(t, simConfig(2, 4, map[string]float64{"a": 1}), mustPolicy(NewTiresias(DefaultTiresiasConfig()))(t),
-		job("r1", "a", 3, 0, 1000),
-		job("r2", "a", 2, 1, 1000),
-		job("p1", "a", 3, 20, 100),
-		job("p2", "a", 1, 20, 100),
-		job("p3", "a", 2, 20, 100),
-	)
-	p1, p2, p3 := record(t, res, "p1"), record(t, res, "p2"), record(t, res, "p3")
-	if !p1.FirstStart.After(p2.FirstStart) {
-		t.Fatalf("p1 started at %v, not after p2 at %v: the scenario has no fragmentation", p1.FirstStart, p2.FirstStart)
-	}
+	p2, p3 := fragmented(t, mustPolicy(NewTiresias(DefaultTiresiasConfig()))(t), 1, 1000)
 	if !p3.FirstStart.Equal(p2.FirstStart) {
 		t.Fatalf("p3 first started at %v, want with p2 at %v", p3.FirstStart, p2.FirstStart)
 	}
@@ -331,17 +322,7 @@ func TestThemisEstimateErrorIsTwoSided(t *testing.T) {
 func TestGandivaFairFillsAroundAnUnplaceableGang(t *testing.T) {
 	// r1 holds 3 GPUs of node 1, r2 2 of node 2: 1 + 2 free. p1 (3 GPUs)
 	// is chosen and cannot be placed; p2 and p3 fit exactly.
-	res := run(t, simConfig(2, 4, map[string]float64{"a": 1}), mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t),
-		job("r1", "a", 3, 0, 5000),
-		job("r2", "a", 2, 0, 5000),
-		job("p1", "a", 3, 20, 100),
-		job("p2", "a", 1, 20, 100),
-		job("p3", "a", 2, 20, 100),
-	)
-	p1, p2, p3 := record(t, res, "p1"), record(t, res, "p2"), record(t, res, "p3")
-	if !p1.FirstStart.After(p2.FirstStart) {
-		t.Fatalf("p1 started at %v, not after p2 at %v: the scenario has no fragmentation", p1.FirstStart, p2.FirstStart)
-	}
+	p2, p3 := fragmented(t, mustPolicy(NewGandivaFair(GandivaFairConfig{}))(t), 0, 5000)
 	if p2.FirstStart.Sub(at(20)) > time.Minute || !p3.FirstStart.Equal(p2.FirstStart) {
 		t.Fatalf("p2 and p3 first started at %v and %v, want both at their arrival, %v", p2.FirstStart, p3.FirstStart, at(20))
 	}
@@ -373,4 +354,25 @@ func hivedState(t *testing.T, nodes int, running, pending []*simulate.JobState, 
 		}
 	}
 	return &simulate.State{Now: t0, Cluster: cl, Quotas: map[string]float64{"a": 1}, Capacity: 8 * nodes, Running: running, Pending: pending}
+}
+
+// fragmented runs p on two 4-GPU nodes where r1 (3 GPUs, from 0) and r2 (2
+// GPUs, from r2At) run for long, leaving 1 + 2 GPUs free, and p1 (3 GPUs),
+// p2 (1) and p3 (2) arrive at 20 s; it fails unless p1, which no node can
+// hold, starts after p2, and returns p2's and p3's records.
+func fragmented(t *testing.T, p simulate.Policy, r2At, long int) (p2, p3 metrics.JobRecord) {
+	t.Helper()
+	res := run(t, simConfig(2, 4, map[string]float64{"a": 1}), p,
+		job("r1", "a", 3, 0, long),
+		job("r2", "a", 2, r2At, long),
+		job("p1", "a", 3, 20, 100),
+		job("p2", "a", 1, 20, 100),
+		job("p3", "a", 2, 20, 100),
+	)
+	p1 := record(t, res, "p1")
+	p2, p3 = record(t, res, "p2"), record(t, res, "p3")
+	if !p1.FirstStart.After(p2.FirstStart) {
+		t.Fatalf("p1 started at %v, not after p2 at %v: the scenario has no fragmentation", p1.FirstStart, p2.FirstStart)
+	}
+	return p2, p3
 }
