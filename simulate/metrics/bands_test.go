@@ -3,12 +3,13 @@ package metrics
 import (
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
-	"path/filepath"
-	"strings"
-	"testing"
 )
 
 func rhoRun(policy string, rhos ...float64) Run {
@@ -184,6 +185,27 @@ func TestCDFBandBesideARunWithoutValues(t *testing.T) {
 	for _, p := range b[bandPoints:] {
 		if !(p.Y >= 0 && p.Y <= 1) {
 			t.Fatalf("lower edge %v at ρ %v, want a fraction", p.Y, p.X)
+		}
+	}
+}
+
+// Runs whose values are all one value x still get their band, over the
+// range [x, x]: every point at x, where every CDF is 1, on a linear or a
+// log axis.
+func TestCDFBandOfOneValue(t *testing.T) {
+	values := func(r Run) []float64 { return slices.Repeat([]float64{3}, len(r.Policy)) }
+	runs := []Run{{Policy: "p"}, {Policy: "pp"}}
+	for _, logX := range []bool{false, true} {
+		b := cdfBand(runs, values, logX)
+		if len(b) != 2*bandPoints {
+			t.Errorf("log %v: %d points, want %d", logX, len(b), 2*bandPoints)
+			continue
+		}
+		for i, p := range b {
+			if p.X != 3 || p.Y != 1 {
+				t.Errorf("log %v: point %d at %v, want (3, 1)", logX, i, p)
+				break
+			}
 		}
 	}
 }

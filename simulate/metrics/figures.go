@@ -81,18 +81,24 @@ var (
 //
 //   - rho_job_cdf.svg: CDF of ρ_job over finished jobs (ρ above 2, and
 //     +Inf, drawn at 2, where the axis ends), the sharing-loss threshold
-//     0.95 marked;
-//   - slowdown_cdf.svg: CDF of slowdown, logarithmic x axis;
+//     0.95 marked by a thin dashed dark grey line;
+//   - slowdown_cdf.svg: CDF of slowdown, logarithmic x axis marked at
+//     every power of ten;
 //   - tenant_rho.svg: the lowest tenant ρ in each interval of the shortest
 //     interval length (the worst-off tenant over time), clipped at 2; the
 //     length is named in the title;
 //   - utilization.svg: utilization over time (∫used ÷ ∫capacity per time
 //     bucket) over the submission window, followed by at most a quarter
-//     of its length of the drain after the last submission, shaded.
+//     of its length of the drain after the last submission, shaded light
+//     grey.
+//
+// The marks that are not runs (that line and that shade) are neutral
+// greys, which no run's colour (RunColor) is.
 //
 // Time axes are hours since the earliest submit or occupancy point of all
-// runs. Each run also gets tenant_rho_<policy>.svg with one line per tenant:
-// its cumulative ρ since the start of the run, read at the end of every
+// runs, marked at a span a reader counts in (hours, days or weeks). Each
+// run also gets tenant_rho_<policy>.svg with one line per tenant: its
+// cumulative ρ since the start of the run, read at the end of every
 // interval of the shortest length.
 func WriteFigures(dir string, runs ...Run) error {
 	return writeFigures(dir, runs, nil)

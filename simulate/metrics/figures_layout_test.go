@@ -198,6 +198,14 @@ func TestDecadeTicks(t *testing.T) {
 	if got := strings.Join(labels, " "); got != "1 10 100 10³" {
 		t.Errorf("labels %q, want 1 10 100 10³", got)
 	}
+	// Within a decade: 1, the unlabelled 2…9 and 10.
+	var values []float64
+	for _, tk := range (decadeTicks{}).Ticks(1, 10) {
+		values = append(values, tk.Value)
+	}
+	if want := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}; !slices.Equal(values, want) {
+		t.Errorf("ticks of [1, 10] at %v, want %v", values, want)
+	}
 	for _, r := range [][2]float64{{0, 10}, {10, 1}, {-1, 10}} {
 		if ts := (decadeTicks{}).Ticks(r[0], r[1]); len(ts) > 0 {
 			t.Errorf("ticks of [%v, %v]: %v, want none", r[0], r[1], ts)
@@ -247,17 +255,96 @@ func TestRhoJobThresholdLineSpansTheFractionAxis(t *testing.T) {
 		case *recorder.SetColor:
 			col = a.Color
 		case *recorder.Stroke:
-			if col == markColor {
-				strokes = append(strokes, a.Path)
+			p := a.Path
+			if len(p) == 2 && same(p[0].Pos, bottom) && same(p[1].Pos, top) {
+				// WriteFigures: a dark grey, which no run is.
+				if lvl, ok := neutralGrey(col); !ok || lvl >= 128 {
+					t.Errorf("threshold line in %v, want a dark neutral grey that no run uses", col)
+				}
+				return
+			}
+			strokes = append(strokes, p)
+		}
+	}
+	t.Errorf("no line from %v to %v among the strokes %v", bottom, top, strokes)
+}
+
+// neutralGrey returns the level of c when c is an opaque grey (red, green
+// and blue alike) that no run's colour is.
+func neutralGrey(c color.Color) (level uint8, ok bool) {
+	rgba := color.RGBAModel.Convert(c).(color.RGBA)
+	for i := range 8 {
+		if rgba == RunColor(i) {
+			return 0, false
+		}
+	}
+	return rgba.R, rgba.A == 255 && rgba.R == rgba.G && rgba.G == rgba.B
+}
+
+// The drain after the last submission is shaded in a light neutral grey,
+// across the fraction axis from the last submission to the axis's end.
+func TestDrainShadeIsLightGrey(t *testing.T) {
+	r := Run{Policy: "p",
+		Jobs: []JobRecord{{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(40 * 3600), Run: 40 * time.Hour, Rho: 1},
+			{ID: "b", Tenant: "x", GPUs: 1, Submit: at(4 * 3600), FirstStart: at(4 * 3600), End: at(4*3600 + 60), Run: time.Minute, Rho: 1}},
+		Util: []UtilPoint{{At: at(0), Used: 1, Capacity: 2}, {At: at(40 * 3600), Used: 0, Capacity: 2}},
+		End:  at(40 * 3600),
+	}
+	figs, err := buildFigures([]Run{r}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figureNamed(t, figs, UtilizationSVG)
+	rec := &recorder.Canvas{}
+	plotC, _ := f.layout(draw.NewCanvas(rec, figureWidth, figureHeight))
+	f.p.Draw(plotC)
+	data := f.p.DataCanvas(plotC)
+	tx, ty := f.p.Transforms(&data)
+	// The window is 4 h and the axis ends an hour after it.
+	corner := []vg.Point{{X: tx(4), Y: ty(0)}, {X: tx(5), Y: ty(1)}}
+	same := func(a, b vg.Point) bool {
+		return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
+	}
+	var col color.Color
+	for _, a := range rec.Actions {
+		switch a := a.(type) {
+		case *recorder.SetColor:
+			col = a.Color
+		case *recorder.Fill:
+			var lo, hi bool
+			for _, c := range a.Path {
+				lo = lo || same(c.Pos, corner[0])
+				hi = hi || same(c.Pos, corner[1])
+			}
+			if lo && hi {
+				if lvl, ok := neutralGrey(col); !ok || lvl <= 191 {
+					t.Errorf("drain shade in %v, want a light neutral grey that no run uses", col)
+				}
+				return
 			}
 		}
 	}
-	for _, p := range strokes {
-		if len(p) == 2 && same(p[0].Pos, bottom) && same(p[1].Pos, top) {
-			return
+	t.Errorf("no fill with corners %v", corner)
+}
+
+// Each axis has the ticks its doc names: ρ axes rhoTicks, the slowdown's
+// log axis every power of ten, time axes hourTicks.
+func TestFigureAxisTicks(t *testing.T) {
+	figs, err := buildFigures(twoRuns(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := figureNamed(t, figs, RhoJobCDFSVG).p.X.Tick.Marker; !slices.Equal(got.(plot.ConstantTicks), rhoTicks()) {
+		t.Errorf("ρ_job axis ticks %v, want rhoTicks", got)
+	}
+	if got := figureNamed(t, figs, SlowdownCDFSVG).p.X.Tick.Marker; got != (decadeTicks{}) {
+		t.Errorf("slowdown axis ticks %T, want decadeTicks", got)
+	}
+	for _, file := range []string{TenantRhoSVG, UtilizationSVG, "tenant_rho_astraea.svg", "tenant_rho_yarn-cs.svg"} {
+		if got := figureNamed(t, figs, file).p.X.Tick.Marker; got != (hourTicks{}) {
+			t.Errorf("%s: time axis ticks %T, want hourTicks", file, got)
 		}
 	}
-	t.Errorf("no line from %v to %v among the threshold-coloured strokes %v", bottom, top, strokes)
 }
 
 // The ρ axes are marked at 0, 0.5, 1, 1.5 and the clip value 2, with an

@@ -15,6 +15,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/astraea-sched/astraea/ledger"
 )
 
 // twoRuns are two small runs of different policies with jobs, tenant
@@ -328,5 +330,53 @@ func TestOriginIsTheEarliestTime(t *testing.T) {
 	}
 	if got := originOf(runs); !got.Equal(at(20)) {
 		t.Errorf("origin %v, want t0+20s", got.Sub(t0))
+	}
+}
+
+// ρ above 2, and +Inf, is drawn at 2, where the ρ axes end, in the ρ_job
+// CDF and in the worst-off tenant figure.
+func TestRhoIsDrawnAtTheClip(t *testing.T) {
+	r := Run{Policy: "p", Jobs: []JobRecord{
+		{ID: "a", Submit: at(0), End: at(10), Rho: 1.5},
+		{ID: "b", Submit: at(0), End: at(10), Rho: 3},
+		{ID: "c", Submit: at(0), End: at(10), Rho: ledger.Rho(math.Inf(1))},
+	}}
+	if got := rhoValues(r); !slices.Equal(got, []float64{1.5, 2, 2}) {
+		t.Errorf("ρ_job values drawn %v, want [1.5 2 2]", got)
+	}
+	r.Tenants = []TenantInterval{{Tenant: "x", From: at(0), To: at(3600), Account: acct(3*3600, 3600)}}
+	if got := lowestTenantRho(r, at(0)); len(got) != 1 || got[0].Y != rhoClip {
+		t.Errorf("worst-off tenant of ρ 3 drawn %v, want at %v", got, rhoClip)
+	}
+}
+
+// A line that cannot be drawn (a job's ρ of NaN, which no ledger gives)
+// fails the figures, rather than leaving its run out unannounced.
+func TestAnUndrawableLineFailsTheFigures(t *testing.T) {
+	r := tiny()
+	r.Jobs[0].Rho = ledger.Rho(math.NaN())
+	if _, err := buildFigures([]Run{r}, nil); err == nil || !strings.Contains(err.Error(), RhoJobCDFSVG) {
+		t.Errorf("a run with a NaN ρ_job drawn: error %v, want one naming %s", err, RhoJobCDFSVG)
+	}
+	if err := WriteFigures(t.TempDir(), r); err == nil {
+		t.Error("WriteFigures drew a run with a NaN ρ_job without an error")
+	}
+}
+
+// With a cut, the buckets cover [first point, cut] only: what the
+// occupancy does after the cut, up to the next point, is not averaged in.
+func TestUtilSeriesEndsAtTheCut(t *testing.T) {
+	r := Run{Util: []UtilPoint{{At: at(0), Used: 0, Capacity: 8}, {At: at(1000), Used: 8, Capacity: 8}, {At: at(5000), Used: 0, Capacity: 8}},
+		End: at(5000)}
+	// Three points, so three buckets of 400 s over [0, 1200 s].
+	xy := utilSeries(r, at(0), at(1200))
+	want := []float64{0, 0, 0.5}
+	if len(xy) != len(want) {
+		t.Fatalf("utilSeries = %v, want %d buckets", xy, len(want))
+	}
+	for k, p := range xy {
+		if !near(p.Y, want[k]) {
+			t.Errorf("bucket %d: utilization %v, want %v", k, p.Y, want[k])
+		}
 	}
 }
