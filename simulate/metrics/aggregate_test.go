@@ -3,6 +3,8 @@ package metrics
 import (
 	"errors"
 	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +150,52 @@ func TestValuesInTheReportingMode(t *testing.T) {
 	want := map[string]float64{"tenant_loss_1h": 0.25, "tenant_loss_24h": 0.5}
 	if !maps.Equal(got, want) {
 		t.Errorf("tenant loss values %v, want %v", got, want)
+	}
+}
+
+// WriteAggregateCSV writes summary.csv into a directory it makes: a header,
+// then one row per policy (in the order given) and figure (in Values'
+// order), shares as fractions and numbers in their shortest exact form.
+func TestWriteAggregateCSV(t *testing.T) {
+	a, err := AggregateRuns(phaseSummary("astraea", 0.1, 100, 0.05), phaseSummary("astraea", 0.3, 300, 0.05))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := AggregateRuns(phaseSummary("=fifo", 0.5, 900.25, 0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out", "agg")
+	if err := WriteAggregateCSV(dir, a, b); err != nil {
+		t.Fatal(err)
+	}
+	recs := readCSV(t, filepath.Join(dir, SummaryCSV))
+	if want := []string{"policy", "runs", "metric", "mean", "min", "max"}; len(recs) == 0 || !slices.Equal(recs[0], want) {
+		t.Fatalf("header %v, want %v", recs[:min(1, len(recs))], want)
+	}
+	var keys []string
+	for _, v := range Values(phaseSummary("astraea", 0.1, 100, 0.05)) {
+		keys = append(keys, v.Key)
+	}
+	if got, want := len(recs)-1, 2*len(keys); got != want {
+		t.Fatalf("%d rows, want %d (2 policies × %d figures)", got, want, len(keys))
+	}
+	for i, rec := range recs[1:] {
+		policy, runs := "astraea", "2"
+		if i >= len(keys) {
+			policy, runs = "'=fifo", "1" // a cell that starts like a formula is quoted
+		}
+		if rec[0] != policy || rec[1] != runs || rec[2] != keys[i%len(keys)] {
+			t.Errorf("row %d: %v, want %s, %s runs, %s", i+1, rec, policy, runs, keys[i%len(keys)])
+		}
+	}
+	for _, want := range [][]string{
+		{"astraea", "2", "sharing_loss_jobs", "0.2", "0.1", "0.3"},
+		{"astraea", "2", "jct_mean_seconds", "200", "100", "300"},
+		{"'=fifo", "1", "jct_mean_seconds", "900.25", "900.25", "900.25"},
+	} {
+		if !slices.ContainsFunc(recs, func(r []string) bool { return slices.Equal(r, want) }) {
+			t.Errorf("no row %v", want)
+		}
 	}
 }

@@ -93,7 +93,8 @@ var (
 //     grey.
 //
 // The marks that are not runs (that line and that shade) are neutral
-// greys, which no run's colour (RunColor) is.
+// greys, which no run's colour (RunColor) is. A grid at the ticks lies
+// over the shades and under the lines.
 //
 // Time axes are hours since the earliest submit or occupancy point of all
 // runs, marked at a span a reader counts in (hours, days or weeks). Each

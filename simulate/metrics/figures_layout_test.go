@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
@@ -211,10 +212,78 @@ func TestDecadeTicks(t *testing.T) {
 			t.Errorf("ticks of [%v, %v]: %v, want none", r[0], r[1], ts)
 		}
 	}
+	// [lo, hi] is closed: a power-of-ten multiple at either end that
+	// m·10^e misses by a rounding (5·10⁻⁶ and 3·10⁻¹) is marked.
+	for _, r := range [][3]float64{{5e-6, 1e-5, 5e-6}, {0.1, 0.3, 0.3}} {
+		ts := (decadeTicks{}).Ticks(r[0], r[1])
+		if !slices.ContainsFunc(ts, func(tk plot.Tick) bool { return math.Abs(tk.Value-r[2]) <= 1e-12*r[2] }) {
+			t.Errorf("ticks of [%v, %v] %v, want one at %v", r[0], r[1], ts, r[2])
+		}
+	}
 	if got := powerOfTen(-3); got != "10⁻³" {
 		t.Errorf("powerOfTen(-3) = %q", got)
 	}
 	var _ plot.Ticker = decadeTicks{}
+}
+
+// The worst-off tenant figure names the shortest interval length of the
+// runs that have tenant intervals; a run without any does not shorten it.
+func TestTenantFigureTitleBesideARunWithoutIntervals(t *testing.T) {
+	runs := twoRuns() // hour-long tenant intervals
+	runs[1].Tenants = nil
+	figs, err := buildFigures(runs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := figureNamed(t, figs, TenantRhoSVG).p.Title.Text, "Worst-off tenant per 1 h interval"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+}
+
+// The grid lies over the shades and under the lines: in the utilization
+// figure it is drawn after the drain shade and before the first run.
+func TestGridOverShadesUnderLines(t *testing.T) {
+	r := Run{Policy: "p",
+		Jobs: []JobRecord{{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(40 * 3600), Run: 40 * time.Hour, Rho: 1},
+			{ID: "b", Tenant: "x", GPUs: 1, Submit: at(4 * 3600), FirstStart: at(4 * 3600), End: at(4*3600 + 60), Run: time.Minute, Rho: 1}},
+		Util:    []UtilPoint{{At: at(0), Used: 1, Capacity: 2}, {At: at(40 * 3600), Used: 0, Capacity: 2}},
+		Tenants: []TenantInterval{{Tenant: "x", From: at(0), To: at(3600), Account: acct(1800, 3600)}, {Tenant: "x", From: at(3600), To: at(7200), Account: acct(3600, 3600)}},
+		End:     at(40 * 3600),
+	}
+	figs, err := buildFigures([]Run{r}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		rec := &recorder.Canvas{}
+		plotC, _ := f.layout(draw.NewCanvas(rec, figureWidth, figureHeight))
+		f.p.Draw(plotC)
+		shade, grid, line := -1, -1, -1
+		var col color.Color
+		for i, a := range rec.Actions {
+			switch a := a.(type) {
+			case *recorder.SetColor:
+				col = a.Color
+			case *recorder.Fill:
+				if col == drainColor && shade < 0 {
+					shade = i
+				}
+			case *recorder.Stroke:
+				switch {
+				case col == plotter.DefaultGridLineStyle.Color && grid < 0:
+					grid = i
+				case col == color.Color(RunColor(0)) && line < 0:
+					line = i
+				}
+			}
+		}
+		if grid < 0 || line < 0 || grid > line {
+			t.Errorf("%s: grid drawn at step %d, the first line at %d; want the grid first", f.file, grid, line)
+		}
+		if f.file == UtilizationSVG && (shade < 0 || shade > grid) {
+			t.Errorf("%s: drain shade drawn at step %d, the grid at %d; want the shade first", f.file, shade, grid)
+		}
+	}
 }
 
 // Runs without tenant intervals have no length to name: the worst-off

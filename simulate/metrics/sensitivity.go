@@ -24,8 +24,9 @@ type Curve struct {
 // WriteSensitivity writes an SVG figure to path (its directory created if
 // needed): one line with markers per curve, styled in the order given
 // (RunStyle), its range shaded in the same colour, the legend beside the
-// plot. A curve with more X
-// than Y values or fewer is an error, and nothing is written.
+// plot. A curve with more X than Y values or fewer is an error, and so is
+// one that cannot be drawn (a NaN among its values or its range); then
+// nothing is written.
 func WriteSensitivity(path, title, xLabel, yLabel string, curves ...Curve) error {
 	for _, c := range curves {
 		if len(c.X) != len(c.Y) {

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,5 +42,25 @@ func TestWriteSensitivity(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.svg")); !os.IsNotExist(err) {
 		t.Fatal("a refused figure was written")
+	}
+}
+
+// A curve that cannot be drawn, a NaN in its range or among its means, is
+// an error, and nothing is written.
+func TestWriteSensitivityRefusesANaN(t *testing.T) {
+	dir := t.TempDir()
+	nan := math.NaN()
+	for name, y := range map[string][]metrics.Band{
+		"range": {{Mean: 1, Min: 0.5, Max: 1.5}, {Mean: 2, Min: nan, Max: 2.5}},
+		"mean":  {{Mean: 1, Min: 1, Max: 1}, {Mean: nan, Min: 2, Max: 2}},
+	} {
+		path := filepath.Join(dir, name+".svg")
+		c := metrics.Curve{Name: name, X: []float64{1, 2}, Y: y}
+		if err := metrics.WriteSensitivity(path, "t", "x", "y", c); err == nil {
+			t.Errorf("a NaN in the %s drawn without an error", name)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("a NaN in the %s: the refused figure was written", name)
+		}
 	}
 }

@@ -393,6 +393,18 @@ func TestWriteTableIntervalFromSeconds(t *testing.T) {
 	}
 }
 
+// Interval lengths are written as whole hours when they are a positive
+// whole number of hours, otherwise as Go writes a duration.
+func TestFmtInterval(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Hour: "1h", 24 * time.Hour: "24h", 90 * time.Minute: "1h30m0s", time.Nanosecond: "1ns", 0: "0s", -time.Hour: "-1h0m0s",
+	} {
+		if got := fmtInterval(d); got != want {
+			t.Errorf("fmtInterval(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
 // The direct overhead is checkpoint + cold start + lost work, each a share
 // of the finished jobs' total JCT.
 func TestDirectOverhead(t *testing.T) {

@@ -173,7 +173,8 @@ func excludedReasons(sums []Summary) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// fmtInterval writes whole hours as "6h", other lengths as Go durations.
+// fmtInterval writes a positive whole number of hours as "6h", other
+// lengths (0 among them) as Go durations.
 func fmtInterval(d time.Duration) string {
 	if d > 0 && d%time.Hour == 0 {
 		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
