@@ -363,9 +363,9 @@ func rhoTicks() plot.ConstantTicks {
 
 // hourTicks marks a time axis in hours at multiples of a span a reader
 // counts in (1, 2, 3, 6 or 12 hours, a day, two or three days, a week or
-// whole weeks), the first that gives at most eight labels, with an
-// unlabelled tick halfway between them: a fortnight's run is marked every
-// week, not every 300 hours.
+// whole weeks), the first of which the range holds at most eight (so at
+// most nine labels), with an unlabelled tick halfway between them: a
+// fortnight's run is marked every week, not every 300 hours.
 type hourTicks struct{}
 
 // Ticks returns the ticks of [lo, hi]: none for a range no step marks
@@ -736,8 +736,9 @@ func powerOfTen(e int) string {
 }
 
 // utilSeries averages occupancy into at most maxPoints equal time buckets
-// over [first point, End or last point], or [first point, cut] when cut
-// is not zero and comes before, each plotted at its midpoint.
+// over [first point, End] (to the last point instead when End is zero or
+// not after it), or [first point, cut] when cut is not zero and comes
+// before, each plotted at its midpoint.
 func utilSeries(r Run, origin, cut time.Time) plotter.XYs {
 	pts := slices.Clone(r.Util)
 	slices.SortStableFunc(pts, cmpUtil)

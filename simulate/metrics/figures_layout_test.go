@@ -369,8 +369,9 @@ func TestDrainShadeIsLightGrey(t *testing.T) {
 	f.p.Draw(plotC)
 	data := f.p.DataCanvas(plotC)
 	tx, ty := f.p.Transforms(&data)
-	// The window is 4 h and the axis ends an hour after it.
-	corner := []vg.Point{{X: tx(4), Y: ty(0)}, {X: tx(5), Y: ty(1)}}
+	// The window is 4 h and the axis ends an hour after it: the shade is
+	// the rectangle [4, 5] × [0, 1], whose corners are all the path visits.
+	corners := []vg.Point{{X: tx(4), Y: ty(0)}, {X: tx(5), Y: ty(0)}, {X: tx(5), Y: ty(1)}, {X: tx(4), Y: ty(1)}}
 	same := func(a, b vg.Point) bool {
 		return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
 	}
@@ -380,12 +381,20 @@ func TestDrainShadeIsLightGrey(t *testing.T) {
 		case *recorder.SetColor:
 			col = a.Color
 		case *recorder.Fill:
-			var lo, hi bool
+			seen := make([]bool, len(corners))
+			other := false
 			for _, c := range a.Path {
-				lo = lo || same(c.Pos, corner[0])
-				hi = hi || same(c.Pos, corner[1])
+				k := slices.IndexFunc(corners, func(p vg.Point) bool { return same(c.Pos, p) })
+				if k < 0 {
+					other = other || c.Type != vg.CloseComp
+					continue
+				}
+				seen[k] = true
 			}
-			if lo && hi {
+			if seen[0] && seen[2] {
+				if other || slices.Contains(seen, false) {
+					t.Errorf("drain shade %v, want the rectangle with corners %v", a.Path, corners)
+				}
 				if lvl, ok := neutralGrey(col); !ok || lvl <= 191 {
 					t.Errorf("drain shade in %v, want a light neutral grey that no run uses", col)
 				}
@@ -393,7 +402,7 @@ func TestDrainShadeIsLightGrey(t *testing.T) {
 			}
 		}
 	}
-	t.Errorf("no fill with corners %v", corner)
+	t.Errorf("no fill with corners %v", corners)
 }
 
 // Each axis has the ticks its doc names: ρ axes rhoTicks, the slowdown's

@@ -249,6 +249,33 @@ func TestCDFAndThinBounds(t *testing.T) {
 	}
 }
 
+// Each span hourTicks counts in is the one chosen for a range of eight of
+// it: 8 h every hour, 16 h every 2 h, … 8 weeks every week; a little more
+// takes the next span.
+func TestHourTicksEverySpan(t *testing.T) {
+	spans := []float64{1, 2, 3, 6, 12, 24, 48, 72, 168, 336}
+	step := func(lo, hi float64) float64 {
+		var labels []float64
+		for _, tk := range (hourTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Value)
+			}
+		}
+		if len(labels) < 2 {
+			t.Fatalf("ticks of [%v, %v]: labels at %v", lo, hi, labels)
+		}
+		return labels[1] - labels[0]
+	}
+	for i, h := range spans[:len(spans)-1] {
+		if got := step(0, 8*h); got != h {
+			t.Errorf("[0, %v h] labelled every %v h, want %v", 8*h, got, h)
+		}
+		if got := step(0, 8*h+0.5); got != spans[i+1] {
+			t.Errorf("[0, %v h] labelled every %v h, want %v", 8*h+0.5, got, spans[i+1])
+		}
+	}
+}
+
 func TestHourTicksAtTheStepLimit(t *testing.T) {
 	// Eight weeks exactly are marked every week: 8 steps is still few enough.
 	var labels []string
@@ -360,6 +387,18 @@ func TestAnUndrawableLineFailsTheFigures(t *testing.T) {
 	}
 	if err := WriteFigures(t.TempDir(), r); err == nil {
 		t.Error("WriteFigures drew a run with a NaN ρ_job without an error")
+	}
+}
+
+// The buckets reach End, or the last point when End is zero or comes
+// before it: two points 100 s apart make two buckets of 50 s then.
+func TestUtilSeriesEndsAtTheLastPointBeforeEnd(t *testing.T) {
+	pts := []UtilPoint{{At: at(0), Used: 1, Capacity: 2}, {At: at(100), Used: 2, Capacity: 2}}
+	for _, end := range []time.Time{{}, at(50), at(100)} {
+		xy := utilSeries(Run{Util: pts, End: end}, at(0), time.Time{})
+		if len(xy) != 2 || !near(xy[0].X*3600, 25) || !near(xy[1].X*3600, 75) || !near(xy[0].Y, 0.5) || !near(xy[1].Y, 0.5) {
+			t.Errorf("End %v: utilSeries = %v, want 0.5 at 25 s and 75 s", end.Sub(t0), xy)
+		}
 	}
 }
 

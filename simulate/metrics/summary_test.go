@@ -558,3 +558,14 @@ func TestTenantLossOverSlidingBuckets(t *testing.T) {
 		t.Errorf("JSON %s", b)
 	}
 }
+
+// One sample is a window loss share too: a run of one lost hour loses all
+// of its one sample.
+func TestWindowLossOfOneSample(t *testing.T) {
+	a := ledger.Account{Alloc: 1800, FairShare: 3600, Rho: 0.5}
+	r := Run{BothModes: true, Tenants: []TenantInterval{{Tenant: "x", From: at(0), To: at(3600), Account: a, Eq8: a, Eq16: a}}}
+	want := WindowLoss{Step: time.Hour, Buckets: 24, StepSeconds: 3600, WindowSeconds: 86400, Samples: 1, Loss: 1, Share: 1, ShareBusy: 1}
+	if got := Summarize(r, SummaryConfig{}).TenantLossEq8Window; got == nil || *got != want {
+		t.Errorf("window loss %+v, want %+v", got, want)
+	}
+}
