@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/astraea-sched/astraea/ledger"
 )
 
 func phaseSummary(policy string, loss, jct, eq8 float64) Summary {
@@ -197,5 +200,35 @@ func TestWriteAggregateCSV(t *testing.T) {
 		if !slices.ContainsFunc(recs, func(r []string) bool { return slices.Equal(r, want) }) {
 			t.Errorf("no row %v", want)
 		}
+	}
+}
+
+// A summary decoded from JSON has its lengths in seconds only (Step and
+// Interval are not encoded): its figures have the same keys, labels and
+// values as the summary it was written from.
+func TestValuesOfADecodedSummary(t *testing.T) {
+	a := ledger.Account{Alloc: 1800, FairShare: 3600, Rho: 0.5}
+	r := tiny()
+	r.BothModes = true
+	r.Tenants = []TenantInterval{{Tenant: "x", From: at(0), To: at(3600), Account: a, Eq8: a, Eq16: a}}
+	s := Summarize(r, SummaryConfig{})
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.TenantLossEq8Window.Step != 0 || back.TenantLossEq8[0].Interval != 0 {
+		t.Fatalf("decoded lengths %v, %v: want them unset", back.TenantLossEq8Window.Step, back.TenantLossEq8[0].Interval)
+	}
+	want, got := Values(s), Values(back)
+	if !slices.Equal(got, want) {
+		t.Errorf("decoded figures\n%v\nwant\n%v", got, want)
+	}
+	if !slices.ContainsFunc(got, func(v Value) bool { return v.Key == "tenant_loss_eq8_window_24h" }) ||
+		!slices.ContainsFunc(got, func(v Value) bool { return v.Key == "tenant_loss_eq8_1h" }) {
+		t.Errorf("decoded figures lack the 1 h and window keys: %v", got)
 	}
 }

@@ -318,17 +318,23 @@ func TestRhoJobThresholdLineSpansTheFractionAxis(t *testing.T) {
 		return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
 	}
 	var col color.Color
+	var dashes []vg.Length
 	var strokes []vg.Path
 	for _, a := range rec.Actions {
 		switch a := a.(type) {
 		case *recorder.SetColor:
 			col = a.Color
+		case *recorder.SetLineDash:
+			dashes = a.Dashes
 		case *recorder.Stroke:
 			p := a.Path
 			if len(p) == 2 && same(p[0].Pos, bottom) && same(p[1].Pos, top) {
-				// WriteFigures: a dark grey, which no run is.
+				// WriteFigures: a dark grey, which no run is, dashed.
 				if lvl, ok := neutralGrey(col); !ok || lvl >= 128 {
 					t.Errorf("threshold line in %v, want a dark neutral grey that no run uses", col)
+				}
+				if len(dashes) != 2 || !(dashes[0] > 0) || !(dashes[1] > 0) {
+					t.Errorf("threshold line dashed %v, want a positive dash and gap", dashes)
 				}
 				return
 			}

@@ -402,6 +402,16 @@ func TestUtilSeriesEndsAtTheLastPointBeforeEnd(t *testing.T) {
 	}
 }
 
+// Every bucket with some capacity is plotted, however short: a run of
+// 1 ns on one GPU has two buckets of half a GPU·ns each.
+func TestUtilSeriesOfTheShortestRun(t *testing.T) {
+	start := time.Unix(0, 0).UTC()
+	r := Run{Util: []UtilPoint{{At: start, Used: 1, Capacity: 1}, {At: start.Add(time.Nanosecond), Used: 0, Capacity: 1}}}
+	if xy := utilSeries(r, start, time.Time{}); len(xy) != 2 || xy[0].Y != 1 || xy[1].Y != 1 {
+		t.Errorf("utilSeries = %v, want 2 buckets at utilization 1", xy)
+	}
+}
+
 // With a cut, the buckets cover [first point, cut] only: what the
 // occupancy does after the cut, up to the next point, is not averaged in.
 func TestUtilSeriesEndsAtTheCut(t *testing.T) {
@@ -416,6 +426,46 @@ func TestUtilSeriesEndsAtTheCut(t *testing.T) {
 	for k, p := range xy {
 		if !near(p.Y, want[k]) {
 			t.Errorf("bucket %d: utilization %v, want %v", k, p.Y, want[k])
+		}
+	}
+}
+
+// Every writer that makes its directory makes it as MkdirAll(0o755) does
+// under the umask, so that the figures and tables can be read by others.
+func TestWritersMakeReadableDirectories(t *testing.T) {
+	ref := filepath.Join(t.TempDir(), "ref")
+	if err := os.MkdirAll(ref, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rst, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := AggregateRuns(Summarize(tiny(), SummaryConfig{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Curve{Name: "a", X: []float64{1, 2}, Y: []Band{{Mean: 1, Min: 1, Max: 1}, {Mean: 2, Min: 2, Max: 2}}}
+	for name, write := range map[string]func(dir string) error{
+		"WriteFigures":      func(dir string) error { return WriteFigures(dir, twoRuns()...) },
+		"WritePhaseFigures": func(dir string) error { runs := twoRuns(); return WritePhaseFigures(dir, runs[:1], runs[1:]) },
+		"WriteCSV":          func(dir string) error { return WriteCSV(dir, twoRuns()...) },
+		"WriteAggregateCSV": func(dir string) error { return WriteAggregateCSV(dir, agg) },
+		"WriteSensitivity":  func(dir string) error { return WriteSensitivity(filepath.Join(dir, "s.svg"), "t", "x", "y", c) },
+	} {
+		dir := filepath.Join(t.TempDir(), "a", "b")
+		if err := write(dir); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		for _, d := range []string{dir, filepath.Dir(dir)} {
+			st, err := os.Stat(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode() != rst.Mode() {
+				t.Errorf("%s: directory %s made with mode %v, want %v", name, d, st.Mode(), rst.Mode())
+			}
 		}
 	}
 }
