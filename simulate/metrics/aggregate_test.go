@@ -105,6 +105,8 @@ func TestFormatBand(t *testing.T) {
 		{Band{0.071, 0.071, 0.071}, Share, "7.10 %"},
 		{Band{1234.4, 1000, 1500.6}, Seconds, "1234 [1000–1501]"},
 		{Band{2.5, 2, 3}, Number, "2.500 [2.000–3.000]"},
+		{Band{2.5, 2, 3.4}, Count, "3 [2–3]"},
+		{Band{2.4, 2.4, 2.4}, Count, "2"},
 	} {
 		if got := FormatBand(c.b, c.u); got != c.want {
 			t.Errorf("FormatBand(%+v, %d) = %q, want %q", c.b, c.u, got, c.want)

@@ -603,7 +603,8 @@ func cumulativeTenantRho(r Run, origin time.Time) []tenantSeries {
 	return out
 }
 
-// thin keeps at most maxPoints evenly spaced points, always the last.
+// thin keeps at most maxPoints points: every step-th from the first, with
+// the smallest step that keeps so few, and always the last.
 func thin(xy plotter.XYs) plotter.XYs {
 	if len(xy) <= maxPoints {
 		return xy

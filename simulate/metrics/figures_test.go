@@ -469,3 +469,52 @@ func TestWritersMakeReadableDirectories(t *testing.T) {
 		}
 	}
 }
+
+// thin takes the smallest step that keeps at most maxPoints: a step one
+// shorter would keep more. Over lengths up to three times maxPoints, the
+// points kept are every step-th from the first, then the last.
+func TestThinTakesTheSmallestStep(t *testing.T) {
+	// kept is how many points a step keeps of n: the grid, and the last
+	// when the grid misses it.
+	kept := func(n, step int) int {
+		k := (n + step - 1) / step
+		if (n-1)%step != 0 {
+			k++
+		}
+		return k
+	}
+	xy := make(plotter.XYs, 3*maxPoints+2)
+	for i := range xy {
+		xy[i] = plotter.XY{X: float64(i), Y: float64(i)}
+	}
+	for n := maxPoints + 1; n <= len(xy); n++ {
+		th := thin(xy[:n])
+		step := int(th[1].X - th[0].X)
+		if len(th) > maxPoints || len(th) != kept(n, step) || (step > 1 && kept(n, step-1) <= maxPoints) {
+			t.Fatalf("n = %d: %d points at step %d; step %d would keep %d", n, len(th), step, step-1, kept(n, step-1))
+		}
+		for k, p := range th[:len(th)-1] {
+			if p != xy[k*step] {
+				t.Fatalf("n = %d: point %d is %v, want %v", n, k, p, xy[k*step])
+			}
+		}
+		if th[len(th)-1] != xy[n-1] {
+			t.Fatalf("n = %d: last point %v, want %v", n, th[len(th)-1], xy[n-1])
+		}
+	}
+}
+
+// A run's line of one point is drawn like any other: it sets the axes.
+// One job of slowdown 2 puts the slowdown axis at [2, 20] (fitX widens a
+// range of one value tenfold) and the fraction axis up to 1.
+func TestALineOfOnePointIsDrawn(t *testing.T) {
+	r := Run{Policy: "p", Jobs: []JobRecord{{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(10), End: at(20), Run: 10 * time.Second, Rho: 1}}}
+	figs, err := buildFigures([]Run{r}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figureNamed(t, figs, SlowdownCDFSVG)
+	if f.p.X.Min != 2 || f.p.X.Max != 20 || f.p.Y.Max != 1 {
+		t.Errorf("slowdown axes x [%v, %v], y up to %v; want [2, 20] and 1", f.p.X.Min, f.p.X.Max, f.p.Y.Max)
+	}
+}

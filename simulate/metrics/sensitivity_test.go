@@ -16,6 +16,8 @@ func TestWriteSensitivity(t *testing.T) {
 	curves := []metrics.Curve{
 		{Name: "astraea", X: []float64{600, 900, 1200}, Y: []metrics.Band{{Mean: 3, Min: 2.5, Max: 3.2}, one(2), {Mean: 2.5, Min: 2.4, Max: 2.9}}},
 		{Name: "tiresias-l", X: []float64{600, 900, 1200}, Y: []metrics.Band{one(4), one(3), one(3.5)}},
+		// ranges on one side of the mean only, above then below
+		{Name: "themis", X: []float64{600, 900, 1200}, Y: []metrics.Band{{Mean: 5, Min: 5, Max: 5.5}, one(5), {Mean: 5, Min: 4.5, Max: 5}}},
 	}
 	path := filepath.Join(dir, "sub", "lease.svg")
 	if err := metrics.WriteSensitivity(path, "JCT against lease", "lease (s)", "JCT (s)", curves...); err != nil {
@@ -31,9 +33,9 @@ func TestWriteSensitivity(t *testing.T) {
 			t.Errorf("figure lacks %q", want)
 		}
 	}
-	// The one curve with a range is shaded.
-	if n := strings.Count(svg, "fill-opacity:0.25"); n != 1 {
-		t.Errorf("%d shaded areas, want 1", n)
+	// The two curves with a range are shaded.
+	if n := strings.Count(svg, "fill-opacity:0.25"); n != 2 {
+		t.Errorf("%d shaded areas, want 2", n)
 	}
 
 	bad := metrics.Curve{Name: "short", X: []float64{1, 2}, Y: []metrics.Band{one(1)}}

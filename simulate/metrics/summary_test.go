@@ -569,3 +569,18 @@ func TestWindowLossOfOneSample(t *testing.T) {
 		t.Errorf("window loss %+v, want %+v", got, want)
 	}
 }
+
+// A run of both modes without hourly intervals has no window sample: its
+// shares are 0, not NaN, and the summary encodes to JSON.
+func TestWindowLossWithoutSamples(t *testing.T) {
+	a := ledger.Account{Alloc: 1800, FairShare: 3600, Rho: 0.5}
+	r := Run{BothModes: true, Tenants: []TenantInterval{{Tenant: "x", From: at(0), To: at(6 * 3600), Account: a, Eq8: a, Eq16: a}}}
+	s := Summarize(r, SummaryConfig{})
+	w := s.TenantLossEq8Window
+	if w == nil || w.Samples != 0 || w.Share != 0 || w.ShareBusy != 0 {
+		t.Fatalf("window loss %+v, want no samples and shares of 0", w)
+	}
+	if _, err := json.Marshal(s); err != nil {
+		t.Errorf("the summary does not encode: %v", err)
+	}
+}
