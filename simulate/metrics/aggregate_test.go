@@ -122,6 +122,12 @@ func TestWriteAggregateTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sb.String()
+	// A header of policies, then the run counts.
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 || strings.Fields(lines[0])[0] != "metric" || !slices.Equal(strings.Fields(lines[0])[1:], []string{"astraea", "fifo"}) ||
+		!slices.Equal(strings.Fields(lines[1]), []string{"runs", "2", "1"}) {
+		t.Errorf("table starts %q, want the policies, then the runs:\n%s", lines[:min(2, len(lines))], out)
+	}
 	for _, want := range []string{"runs", "20.00 % [10.00 %–30.00 %]", "50.00 %", "200 [100–300]", "tenant loss 1h, Eq. 8 (ρ < 1)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

@@ -464,6 +464,26 @@ func TestUtilSeriesStepAtTheRoundingEdge(t *testing.T) {
 	}
 }
 
+// The last bucket runs to the series' end even where the bucket width
+// times the bucket count rounds short of the span: 61 ns in 7 buckets
+// of 61/7 ns, 7 × (61/7) being 60.99999999999999 in float64.
+func TestUtilSeriesLastBucketReachesTheEnd(t *testing.T) {
+	start := time.Unix(0, 0).UTC()
+	var pts []UtilPoint
+	for i := range 7 {
+		pts = append(pts, UtilPoint{At: start.Add(time.Duration(i)), Used: 1, Capacity: 2})
+	}
+	xy := utilSeries(Run{Util: pts, End: start.Add(61)}, start, time.Time{})
+	if len(xy) != 7 {
+		t.Fatalf("utilSeries = %v, want 7 buckets", xy)
+	}
+	for _, p := range xy {
+		if !near(p.Y, 0.5) {
+			t.Errorf("bucket at %v h: utilization %v, want 0.5", p.X, p.Y)
+		}
+	}
+}
+
 // A viewer may draw the legend in a wider serif than the one it was
 // measured in, so the legend gets a fifth more room than its text needs.
 func TestLegendRoomAFifthWider(t *testing.T) {

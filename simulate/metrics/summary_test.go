@@ -584,3 +584,32 @@ func TestWindowLossWithoutSamples(t *testing.T) {
 		t.Errorf("the summary does not encode: %v", err)
 	}
 }
+
+// Any positive window step and bucket count is taken as given: 1 ns steps
+// and a window of one bucket (only 0 means the default, and a negative
+// count turns the figure off).
+func TestWindowLossOfTheSmallestWindow(t *testing.T) {
+	a := ledger.Account{Alloc: 1800, FairShare: 3600, Rho: 0.5}
+	r := Run{BothModes: true, Tenants: []TenantInterval{
+		{Tenant: "x", From: at(0), To: at(0).Add(time.Nanosecond), Account: a, Eq8: a, Eq16: a},
+		{Tenant: "x", From: at(0).Add(time.Nanosecond), To: at(0).Add(2 * time.Nanosecond), Account: a, Eq8: ledger.Account{Alloc: 1, FairShare: 1, Rho: 1}, Eq16: a},
+	}}
+	w := Summarize(r, SummaryConfig{WindowStep: time.Nanosecond, WindowBuckets: 1}).TenantLossEq8Window
+	want := WindowLoss{Step: time.Nanosecond, Buckets: 1, StepSeconds: 1e-9, WindowSeconds: 1e-9, Samples: 2, Loss: 1, Share: 0.5, ShareBusy: 0.5}
+	if w == nil || *w != want {
+		t.Errorf("window loss %+v, want %+v", w, want)
+	}
+}
+
+// The table's tenant loss rows name the summaries' threshold, also for a
+// table of one summary.
+func TestWriteTableNamesTheTenantThreshold(t *testing.T) {
+	s := Summarize(tiny(), SummaryConfig{TenantLoss: 0.9})
+	var sb strings.Builder
+	if err := WriteTable(&sb, s); err != nil {
+		t.Fatal(err)
+	}
+	if out := sb.String(); !strings.Contains(out, "tenant loss intervals 1h (ρ < 0.9)") {
+		t.Errorf("table does not name the threshold 0.9:\n%s", out)
+	}
+}
