@@ -209,3 +209,24 @@ func TestCDFBandOfOneValue(t *testing.T) {
 		}
 	}
 }
+
+// A run of one value has a CDF of 0 below it and 1 from it on: beside
+// another run of one larger value the band spans [0, 1] between the two
+// and closes at both.
+func TestCDFBandOfRunsOfOneValueEach(t *testing.T) {
+	b := cdfBand([]Run{rhoRun("p", 0.5), rhoRun("p", 1.5)}, rhoValues, false)
+	if len(b) != 2*bandPoints {
+		t.Fatalf("%d points, want %d", len(b), 2*bandPoints)
+	}
+	upper, lower := b[:bandPoints], b[bandPoints:]
+	for i, p := range upper {
+		q := lower[bandPoints-1-i] // the same x on the lower edge
+		wantHi, wantLo := 1.0, 0.0
+		if p.X >= 1.5 {
+			wantLo = 1
+		}
+		if p.X != q.X || p.Y != wantHi || q.Y != wantLo {
+			t.Fatalf("at ρ %v: band [%v, %v] (lower edge at %v), want [%v, %v]", p.X, q.Y, p.Y, q.X, wantLo, wantHi)
+		}
+	}
+}

@@ -121,3 +121,17 @@ func TestCSVNamesCannotBeFormulas(t *testing.T) {
 		t.Errorf("jobs.csv does not neutralise the names:\n%s", b)
 	}
 }
+
+// A file that cannot be written fails WriteCSV, whichever of the three it
+// is; none is dropped silently.
+func TestWriteCSVReportsAFailedFile(t *testing.T) {
+	for _, name := range []string{JobsCSV, TenantsCSV, UtilizationCSV} {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil { // a directory where the file goes
+			t.Fatal(err)
+		}
+		if err := WriteCSV(dir, twoRuns()...); err == nil {
+			t.Errorf("%s: WriteCSV succeeded though the file cannot be written", name)
+		}
+	}
+}

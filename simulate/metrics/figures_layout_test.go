@@ -213,15 +213,23 @@ func TestDecadeTicks(t *testing.T) {
 		}
 	}
 	// [lo, hi] is closed: a power-of-ten multiple at either end that
-	// m·10^e misses by a rounding (5·10⁻⁶ and 3·10⁻¹) is marked.
-	for _, r := range [][3]float64{{5e-6, 1e-5, 5e-6}, {0.1, 0.3, 0.3}} {
+	// m·10^e misses by a rounding (5·10⁻⁶ and 3·10⁻¹) is marked, and
+	// nothing outside it is.
+	for _, r := range [][3]float64{{5e-6, 1e-5, 5e-6}, {0.1, 0.3, 0.3}, {5, 50, 5}} {
 		ts := (decadeTicks{}).Ticks(r[0], r[1])
 		if !slices.ContainsFunc(ts, func(tk plot.Tick) bool { return math.Abs(tk.Value-r[2]) <= 1e-12*r[2] }) {
 			t.Errorf("ticks of [%v, %v] %v, want one at %v", r[0], r[1], ts, r[2])
 		}
+		for _, tk := range ts {
+			if tk.Value < r[0]*(1-1e-12) || tk.Value > r[1]*(1+1e-12) {
+				t.Errorf("ticks of [%v, %v]: one at %v, outside", r[0], r[1], tk.Value)
+			}
+		}
 	}
-	if got := powerOfTen(-3); got != "10⁻³" {
-		t.Errorf("powerOfTen(-3) = %q", got)
+	for e, want := range map[int]string{-3: "10⁻³", -2: "10⁻²", -1: "0.1", 0: "1", 1: "10", 2: "100", 3: "10³", 12: "10¹²"} {
+		if got := powerOfTen(e); got != want {
+			t.Errorf("powerOfTen(%d) = %q, want %q", e, got, want)
+		}
 	}
 	var _ plot.Ticker = decadeTicks{}
 }

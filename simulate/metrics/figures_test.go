@@ -412,6 +412,16 @@ func TestUtilSeriesOfTheShortestRun(t *testing.T) {
 	}
 }
 
+// A bucket without capacity has no utilization: it is left out, not
+// plotted as 0 ÷ 0.
+func TestUtilSeriesSkipsBucketsWithoutCapacity(t *testing.T) {
+	pts := []UtilPoint{{At: at(0), Used: 1, Capacity: 2}, {At: at(100), Used: 0, Capacity: 0}, {At: at(200), Used: 2, Capacity: 2}}
+	xy := utilSeries(Run{Util: pts, End: at(300)}, at(0), time.Time{})
+	if len(xy) != 2 || !near(xy[0].Y, 0.5) || !near(xy[1].Y, 1) || !near(xy[1].X*3600, 250) {
+		t.Errorf("utilSeries = %v, want 0.5 at 50 s and 1 at 250 s", xy)
+	}
+}
+
 // With a cut, the buckets cover [first point, cut] only: what the
 // occupancy does after the cut, up to the next point, is not averaged in.
 func TestUtilSeriesEndsAtTheCut(t *testing.T) {

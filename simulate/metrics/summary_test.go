@@ -393,6 +393,28 @@ func TestWriteTableIntervalFromSeconds(t *testing.T) {
 	}
 }
 
+// A decoded summary's losses of several lengths, in seconds only, each
+// fill their own row of the table.
+func TestWriteTableIntervalsFromSeconds(t *testing.T) {
+	s := Summary{Policy: "p", TenantLossThreshold: 1, TenantLoss: []IntervalLoss{
+		{Seconds: 3600, Pairs: 4, Loss: 1, Share: 0.25}, {Seconds: 86400, Pairs: 2, Loss: 1, Share: 0.5}}}
+	var sb strings.Builder
+	if err := WriteTable(&sb, s); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(sb.String(), "\n") {
+		if label, cell, ok := strings.Cut(line, ")"); ok {
+			rows[label+")"] = strings.TrimSpace(cell)
+		}
+	}
+	for label, want := range map[string]string{"tenant loss intervals 1h (ρ < 1)": "25.00 % of 4", "tenant loss intervals 24h (ρ < 1)": "50.00 % of 2"} {
+		if rows[label] != want {
+			t.Errorf("row %q = %q, want %q:\n%s", label, rows[label], want, sb.String())
+		}
+	}
+}
+
 // Interval lengths are written as whole hours when they are a positive
 // whole number of hours, otherwise as Go writes a duration.
 func TestFmtInterval(t *testing.T) {
