@@ -4,7 +4,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +81,23 @@ func TestWritePhaseFiguresShadesTheCDFs(t *testing.T) {
 	// the policy with two runs has one, the policy with one run none.
 	if n, m := strings.Count(string(cdf), "fill-opacity"), strings.Count(string(ref), "fill-opacity"); n != m+1 {
 		t.Errorf("the phase figure has %d filled shapes, the plain one %d: want one band", n, m)
+	}
+	// It is a light, translucent tint of its run's colour.
+	fill := regexp.MustCompile(`fill:#([0-9A-F]{2})([0-9A-F]{2})([0-9A-F]{2});fill-opacity:([0-9.]+)`).FindAllStringSubmatch(string(cdf), -1)
+	if len(fill) != 1 {
+		t.Fatalf("translucent fills %v, want one", fill)
+	}
+	op, _ := strconv.ParseFloat(fill[0][4], 64)
+	c := RunColor(0)
+	for i, want := range []uint8{c.R, c.G, c.B} {
+		got, _ := strconv.ParseUint(fill[0][1+i], 16, 8)
+		if math.Abs(float64(got)-float64(want)) > 2 {
+			t.Errorf("band colour #%s%s%s, want run 0's %v", fill[0][1], fill[0][2], fill[0][3], c)
+			break
+		}
+	}
+	if !(op > 0 && op <= 0.5) {
+		t.Errorf("band opacity %v, want a light tint (above 0, at most a half)", op)
 	}
 	// Each policy with more than one run has its band, and only those.
 	b2 := b

@@ -393,6 +393,23 @@ func TestWriteTableIntervalFromSeconds(t *testing.T) {
 	}
 }
 
+// WriteGrid aligns the first column left and the others right, two
+// spaces apart, counting runes; a row of one cell is not padded.
+func TestWriteGrid(t *testing.T) {
+	var sb strings.Builder
+	if err := WriteGrid(&sb, [][]string{{"metric", "a", "ρρρ"}, {"avg", "12", "3"}, {"section"}, {"é", "1", "22"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The first column is as wide as "section", the widest of its cells.
+	want := "metric    a  ρρρ\n" +
+		"avg      12    3\n" +
+		"section\n" +
+		"é         1   22\n"
+	if got := sb.String(); got != want {
+		t.Errorf("grid\n%q\nwant\n%q", got, want)
+	}
+}
+
 // A decoded summary's losses of several lengths, in seconds only, each
 // fill their own row of the table.
 func TestWriteTableIntervalsFromSeconds(t *testing.T) {

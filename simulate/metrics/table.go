@@ -113,7 +113,8 @@ func WriteTable(w io.Writer, sums ...Summary) error {
 }
 
 // WriteGrid writes rows of cells, the first column left-aligned and the
-// others right-aligned, two spaces apart; widths count runes.
+// others right-aligned, two spaces apart; widths count runes. A row of one
+// cell is written as it is, without padding.
 func WriteGrid(w io.Writer, grid [][]string) error {
 	var width []int
 	for _, r := range grid {
