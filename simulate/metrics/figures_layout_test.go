@@ -248,6 +248,23 @@ func TestTenantFigureTitleBesideARunWithoutIntervals(t *testing.T) {
 	}
 }
 
+// The length named is the shortest positive one: an interval of no length
+// (From = To, Length unset) does not shorten it.
+func TestShortestLengthIsPositive(t *testing.T) {
+	r := twoRuns()[0] // hour-long tenant intervals
+	r.Tenants = append(r.Tenants, TenantInterval{Tenant: "x", From: at(7200), To: at(7200), Account: acct(0, 0)})
+	if got := shortestLength(r.Tenants); got != time.Hour {
+		t.Errorf("shortestLength = %v, want 1h", got)
+	}
+	figs, err := buildFigures([]Run{r}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if title := figureNamed(t, figs, "tenant_rho_astraea.svg").p.Title.Text; !strings.Contains(title, "read every 1 h:") {
+		t.Errorf("title %q, want it read every 1 h", title)
+	}
+}
+
 // The grid lies over the shades and under the lines: in the utilization
 // figure it is drawn after the drain shade and before the first run.
 func TestGridOverShadesUnderLines(t *testing.T) {
