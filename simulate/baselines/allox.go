@@ -99,7 +99,10 @@ func (a *AlloX) Schedule(s *simulate.State) (simulate.Decision, error) {
 	k := int(math.Ceil(a.cfg.Alpha * float64(len(ranked))))
 
 	srpt := func(x, y *simulate.JobState) int {
-		return cmp.Or(cmp.Compare(x.Remaining, y.Remaining), byArrival(x, y))
+		if c := cmp.Compare(x.Remaining, y.Remaining); c != 0 {
+			return c
+		}
+		return byArrival(x, y)
 	}
 	run := func(group []tr) {
 		var jobs []*simulate.JobState

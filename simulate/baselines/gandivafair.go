@@ -164,7 +164,10 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 	}
 	for _, t := range tenants {
 		slices.SortFunc(jobsOf[t], func(a, b *simulate.JobState) int {
-			return cmp.Or(last(a).Compare(last(b)), byArrival(a, b))
+			if c := last(a).Compare(last(b)); c != 0 {
+				return c
+			}
+			return byArrival(a, b)
 		})
 	}
 

@@ -1,7 +1,6 @@
 package baselines
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/astraea-sched/astraea/simulate"
@@ -207,7 +206,10 @@ func (h *HiveD) Schedule(s *simulate.State) (simulate.Decision, error) {
 	}
 	// Most recently started first: the cheapest to take back.
 	slices.SortFunc(opportunistic, func(a, b *simulate.JobState) int {
-		return cmp.Or(b.LastStart.Compare(a.LastStart), byArrival(b, a))
+		if c := b.LastStart.Compare(a.LastStart); c != 0 {
+			return c
+		}
+		return byArrival(b, a)
 	})
 
 	p := newPlan(s)

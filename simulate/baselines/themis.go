@@ -123,7 +123,12 @@ func (t *Themis) Schedule(s *simulate.State) (simulate.Decision, error) {
 	for _, js := range s.Pending {
 		cands = append(cands, cand{js, t.Rho(js, s.Now)})
 	}
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(b.rho, a.rho), byArrival(a.js, b.js)) })
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := cmp.Compare(b.rho, a.rho); c != 0 {
+			return c
+		}
+		return byArrival(a.js, b.js)
+	})
 	k := int(math.Ceil(t.cfg.Fairness * float64(len(cands))))
 
 	p := newPlan(s)

@@ -63,14 +63,31 @@ func DefaultTiresiasConfig() TiresiasConfig {
 //
 // Cost per tick: O(a log a) for a active jobs.
 type Tiresias struct {
-	cfg  TiresiasConfig
-	jobs map[string]*tiresiasJob
+	cfg   TiresiasConfig
+	jobs  map[string]*tiresiasJob
+	ticks uint64 // Schedule calls, which stamp tiresiasJob.chosen
+	// a tick's active jobs, their states and their order, kept for the
+	// next tick's use
+	js    []*simulate.JobState
+	st    []*tiresiasJob
+	order []tiresiasKey
+}
+
+// tiresiasKey is an active job's place in Tiresias's order: its queue, its
+// submit time, and its index in the tick's job list.
+type tiresiasKey struct {
+	sec  int64
+	q    int
+	nsec int32
+	i    int32
+	mono bool // the submit time carries a monotonic clock reading
 }
 
 type tiresiasJob struct {
 	offset   float64       // attained service (GPU·s) when the job last entered the top queue
 	runAt    time.Duration // attained run time when the job last entered the top queue
 	lastStop time.Time     // when the job last stopped running (or was submitted)
+	chosen   uint64        // the tick (Tiresias.ticks) at which the job was last chosen to run
 }
 
 // NewTiresias validates cfg and returns a Tiresias-L policy.
@@ -100,8 +117,11 @@ func (t *Tiresias) state(js *simulate.JobState) *tiresiasJob {
 }
 
 // queue returns the job's queue index, 0 being the highest priority.
-func (t *Tiresias) queue(js *simulate.JobState) int {
-	sv := service(js) - t.state(js).offset
+func (t *Tiresias) queue(js *simulate.JobState) int { return t.queueOf(js, t.state(js)) }
+
+// queueOf is queue for the job's state st.
+func (t *Tiresias) queueOf(js *simulate.JobState, st *tiresiasJob) int {
+	sv := service(js) - st.offset
 	q := 0
 	for q < len(t.cfg.Thresholds) && sv >= t.cfg.Thresholds[q] {
 		q++
@@ -112,10 +132,15 @@ func (t *Tiresias) queue(js *simulate.JobState) int {
 // promoteAt is when a waiting job becomes due for promotion, or the zero time
 // when it never will (top queue, promotion off, or it never ran).
 func (t *Tiresias) promoteAt(js *simulate.JobState) time.Time {
-	if t.cfg.PromoteKnob == 0 || t.queue(js) == 0 {
+	st := t.state(js)
+	return t.promoteAtOf(js, st, t.queueOf(js, st))
+}
+
+// promoteAtOf is promoteAt for the job's state st and queue q.
+func (t *Tiresias) promoteAtOf(js *simulate.JobState, st *tiresiasJob, q int) time.Time {
+	if t.cfg.PromoteKnob == 0 || q == 0 {
 		return time.Time{}
 	}
-	st := t.state(js)
 	ran := js.Attained - st.runAt
 	if ran <= 0 {
 		return time.Time{}
@@ -128,62 +153,86 @@ func (t *Tiresias) promoteAt(js *simulate.JobState) time.Time {
 // outside it.
 func (t *Tiresias) Schedule(s *simulate.State) (simulate.Decision, error) {
 	t.forget(s)
+	t.ticks++
+	// The order is sorted as keys without pointers, so that the sort's
+	// swaps need no write barriers and its comparisons read no JobState
+	// unless two jobs tie up to the submit time. (Unix, Nanosecond) orders
+	// times as byArrival's Time.Compare does unless both carry a monotonic
+	// clock reading (a trace's never do), which Compare then reads.
+	n := len(s.Running) + len(s.Pending)
+	t.js, t.st, t.order = slices.Grow(t.js[:0], n), slices.Grow(t.st[:0], n), slices.Grow(t.order[:0], n)
+	add := func(js *simulate.JobState, st *tiresiasJob, q int) {
+		sub := js.Job.Submit
+		t.order = append(t.order, tiresiasKey{q: q, sec: sub.Unix(), nsec: int32(sub.Nanosecond()), mono: sub != sub.Round(0), i: int32(len(t.js))})
+		t.js, t.st = append(t.js, js), append(t.st, st)
+	}
+	for _, js := range s.Running {
+		st := t.state(js)
+		add(js, st, t.queueOf(js, st))
+	}
 	for _, js := range s.Pending {
-		if at := t.promoteAt(js); !at.IsZero() && !at.After(s.Now) {
-			st := t.state(js)
+		st := t.state(js)
+		q := t.queueOf(js, st)
+		if at := t.promoteAtOf(js, st, q); !at.IsZero() && !at.After(s.Now) {
 			st.offset = service(js)
 			st.runAt = js.Attained
+			q = t.queueOf(js, st)
 		}
+		add(js, st, q)
 	}
-	type cand struct {
-		js *simulate.JobState
-		q  int
-	}
-	all := make([]cand, 0, len(s.Pending)+len(s.Running))
-	for _, js := range s.Running {
-		all = append(all, cand{js, t.queue(js)})
-	}
-	for _, js := range s.Pending {
-		all = append(all, cand{js, t.queue(js)})
-	}
-	slices.SortFunc(all, func(a, b cand) int { return cmp.Or(cmp.Compare(a.q, b.q), byArrival(a.js, b.js)) })
+	jobs, states := t.js, t.st
+	slices.SortFunc(t.order, func(a, b tiresiasKey) int {
+		if c := cmp.Compare(a.q, b.q); c != 0 {
+			return c
+		}
+		if a.mono && b.mono {
+			return byArrival(jobs[a.i], jobs[b.i])
+		}
+		if c := cmp.Compare(a.sec, b.sec); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.nsec, b.nsec); c != 0 {
+			return c
+		}
+		return byArrival(jobs[a.i], jobs[b.i])
+	})
+	defer func() { clear(t.js); clear(t.st) }() // hold no job past the tick
 
 	budget := s.Capacity
-	chosen := make(map[string]bool, len(all))
-	for _, c := range all {
-		if d := c.js.Job.GPUs; d <= budget {
-			chosen[c.js.Job.ID] = true
+	for _, k := range t.order {
+		if d := jobs[k.i].Job.GPUs; d <= budget {
+			states[k.i].chosen = t.ticks
 			budget -= d
 		}
 	}
 	p := newPlan(s)
-	for _, js := range s.Running {
-		if !chosen[js.Job.ID] {
+	for i, js := range s.Running { // jobs begins with s.Running
+		if st := states[i]; st.chosen != t.ticks {
 			if err := p.stop(js); err != nil {
 				return simulate.Decision{}, err
 			}
-			t.state(js).lastStop = s.Now
+			st.lastStop = s.Now
 		}
 	}
-	for _, c := range all { // chosen first, in priority order
-		if c.js.Status == simulate.Pending && chosen[c.js.Job.ID] {
-			p.start(c.js, 0)
+	for _, k := range t.order { // chosen first, in priority order
+		if js := jobs[k.i]; js.Status == simulate.Pending && states[k.i].chosen == t.ticks {
+			p.start(js, 0)
 		}
 	}
 	// A chosen gang that did not fit (fragmentation) leaves GPUs unused:
 	// running jobs whose GPUs are still free keep them (no checkpoint, no
 	// cold start) before waiting jobs get the rest.
-	for _, c := range all {
-		if c.js.Status == simulate.Running && !chosen[c.js.Job.ID] {
-			p.unstop(c.js.Job.ID) // its lastStop is rewritten when it really stops
+	for _, k := range t.order {
+		if js := jobs[k.i]; js.Status == simulate.Running && states[k.i].chosen != t.ticks {
+			p.unstop(js.Job.ID) // its lastStop is rewritten when it really stops
 		}
 	}
-	for _, c := range all { // work conservation
+	for _, k := range t.order { // work conservation
 		if p.free() == 0 {
 			break
 		}
-		if c.js.Status == simulate.Pending && !p.decided[c.js.Job.ID] && c.js.Job.GPUs <= p.free() {
-			p.start(c.js, 0)
+		if js := jobs[k.i]; js.Status == simulate.Pending && !p.decided[js.Job.ID] && js.Job.GPUs <= p.free() {
+			p.start(js, 0)
 		}
 	}
 	return p.decision(), nil
@@ -207,11 +256,12 @@ func (t *Tiresias) NextWakeup(s *simulate.State) time.Time {
 		}
 	}
 	for _, js := range s.Running {
-		q := t.queue(js)
+		st := t.state(js)
+		q := t.queueOf(js, st)
 		if q >= len(t.cfg.Thresholds) || js.Job.GPUs == 0 {
 			continue
 		}
-		left := t.cfg.Thresholds[q] - (service(js) - t.state(js).offset)
+		left := t.cfg.Thresholds[q] - (service(js) - st.offset)
 		sec := left / float64(js.Job.GPUs)
 		consider(s.Now.Add(time.Duration(math.Ceil(sec * float64(time.Second)))))
 	}
