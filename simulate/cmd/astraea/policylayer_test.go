@@ -32,7 +32,7 @@ func TestLayerFlagsRejectBadValues(t *testing.T) {
 // too, and ASTRAEA's otherwise than spread does, and -new-jobs smallest
 // changes ASTRAEA's.
 func TestLayerFlagsReachEveryPolicy(t *testing.T) {
-	base := []string{"-json", "-jobs", "2000", "-nodes", "20", "-overhead=false", "-policy", "astraea,tiresias-l",
+	base := []string{"-json", "-jobs", "800", "-nodes", "10", "-overhead=false", "-policy", "astraea,tiresias-l",
 		"-placement", "strict", "-new-jobs", "fifo"} // not the profile's: a later flag overrides
 	runs := map[string][]runReport{}
 	for name, extra := range map[string][]string{
