@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -69,12 +70,16 @@ type observation struct {
 	created, admitted, released, ended time.Time
 }
 
+// maxGPUs is ledger.MaxGPUs as a quantity.
+var maxGPUs = *resource.NewQuantity(int64(ledger.MaxGPUs), resource.DecimalSI)
+
 // Demand is the number of GPUs (resource gpu, e.g. nvidia.com/gpu) a
 // Workload asks for: Σ over pod sets of count × the pod's request, where a
 // pod requests the larger of the sum over its containers and the largest of
 // its init containers (as the scheduler counts them), each container's
-// request defaulting to its limit. Fractional or negative quantities, and
-// totals beyond ledger.MaxGPUs, are ErrWorkload.
+// request defaulting to its limit. Fractional or negative quantities, a
+// negative pod count, and a pod's request or a total beyond
+// ledger.MaxGPUs, are ErrWorkload.
 func Demand(wl *kueuev1beta2.Workload, gpu corev1.ResourceName) (ledger.GPUs, error) {
 	amount := func(c corev1.Container) (int64, error) {
 		q, ok := c.Resources.Requests[gpu]
@@ -84,20 +89,43 @@ func Demand(wl *kueuev1beta2.Workload, gpu corev1.ResourceName) (ledger.GPUs, er
 		if !ok {
 			return 0, nil
 		}
-		v, exact := q.AsInt64()
-		if !exact || v < 0 || q.MilliValue()%1000 != 0 {
-			return 0, fmt.Errorf("%w: workload %s/%s: container %q asks for %s %s, not a whole number ≥ 0",
-				ErrWorkload, wl.Namespace, wl.Name, c.Name, q.String(), gpu)
+		// Compared as exact decimals: AsInt64 calls a whole number written
+		// at a finer scale ("1000m") inexact, and MilliValue overflows
+		// beyond about 9·10¹⁵.
+		switch {
+		case q.Sign() < 0:
+		case q.Cmp(maxGPUs) > 0:
+			return 0, fmt.Errorf("%w: workload %s/%s: container %q asks for %s %s, more than %d",
+				ErrWorkload, wl.Namespace, wl.Name, c.Name, q.String(), gpu, ledger.MaxGPUs)
+		default:
+			m := q.MilliValue() // rounded up, so exact only if it compares equal
+			if m%1000 == 0 && resource.NewMilliQuantity(m, resource.DecimalSI).Cmp(q) == 0 {
+				return m / 1000, nil
+			}
 		}
-		return v, nil
+		return 0, fmt.Errorf("%w: workload %s/%s: container %q asks for %s %s, not a whole number ≥ 0",
+			ErrWorkload, wl.Namespace, wl.Name, c.Name, q.String(), gpu)
 	}
+	// Every partial sum is kept at most MaxGPUs (2³¹), so that no sum or
+	// product below can wrap around int64: a wrapped sum could read as a
+	// small valid demand.
+	tooMany := func() error {
+		return fmt.Errorf("%w: workload %s/%s asks for more than %d GPUs", ErrWorkload, wl.Namespace, wl.Name, ledger.MaxGPUs)
+	}
+	const limit = int64(ledger.MaxGPUs)
 	var total int64
 	for _, ps := range wl.Spec.PodSets {
+		if ps.Count < 0 {
+			return 0, fmt.Errorf("%w: workload %s/%s: pod set %q has a negative count %d", ErrWorkload, wl.Namespace, wl.Name, ps.Name, ps.Count)
+		}
 		var sum, initMax int64
 		for _, c := range ps.Template.Spec.Containers {
 			v, err := amount(c)
 			if err != nil {
 				return 0, err
+			}
+			if v > limit-sum {
+				return 0, tooMany()
 			}
 			sum += v
 		}
@@ -106,12 +134,17 @@ func Demand(wl *kueuev1beta2.Workload, gpu corev1.ResourceName) (ledger.GPUs, er
 			if err != nil {
 				return 0, err
 			}
+			if v > limit {
+				return 0, tooMany()
+			}
 			initMax = max(initMax, v)
 		}
-		total += int64(ps.Count) * max(sum, initMax)
-		if total > int64(ledger.MaxGPUs) || ps.Count < 0 {
-			return 0, fmt.Errorf("%w: workload %s/%s asks for more than %d GPUs", ErrWorkload, wl.Namespace, wl.Name, ledger.MaxGPUs)
+		// Count < 2³¹ and the pod's request ≤ 2³¹: the product fits.
+		pod := int64(ps.Count) * max(sum, initMax)
+		if pod > limit-total {
+			return 0, tooMany()
 		}
+		total += pod
 	}
 	return ledger.GPUs(total), nil
 }

@@ -79,10 +79,32 @@ func TestDemand(t *testing.T) {
 			Containers:     []corev1.Container{container(gpu, "1", false)},
 			InitContainers: []corev1.Container{container(gpu, "3", false)},
 		}}}}, 3, nil},
+		{"zero written in milli-units is zero", []kueuev1beta2.PodSet{two(container(gpu, "0m", false), container(gpu, "1", false))}, 2, nil},
+		{"a whole GPU written in milli-units is one", []kueuev1beta2.PodSet{two(container(gpu, "1000m", false))}, 2, nil},
 		{"a fractional GPU is refused", []kueuev1beta2.PodSet{two(container(gpu, "500m", false))}, 0, ErrWorkload},
 		{"a total beyond MaxGPUs is refused", []kueuev1beta2.PodSet{{Name: "p", Count: 1 << 30, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			Containers: []corev1.Container{container(gpu, "8", false)},
 		}}}}, 0, ErrWorkload},
+		// 2 × (2⁶³ − 1) + 3 wraps around int64 to 1: a sum that wraps must
+		// not read as a small demand.
+		{"containers whose sum wraps around int64 are refused", []kueuev1beta2.PodSet{{Name: "p", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{container(gpu, "9223372036854775807", false), container(gpu, "9223372036854775807", false), container(gpu, "3", false)},
+		}}}}, 0, ErrWorkload},
+		{"a pod beyond MaxGPUs is refused, even in no pods", []kueuev1beta2.PodSet{{Name: "p", Count: 0, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{container(gpu, "4294967296", false)},
+		}}}}, 0, ErrWorkload},
+		{"a negative count is refused", []kueuev1beta2.PodSet{{Name: "p", Count: -1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{container(gpu, "1", false)},
+		}}}}, 0, ErrWorkload},
+		{"pod sets that together pass MaxGPUs are refused", []kueuev1beta2.PodSet{
+			{Name: "a", Count: 1 << 30, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{container(gpu, "1", false)}}}},
+			{Name: "b", Count: 1 << 30, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{container(gpu, "1", false)}}}},
+			{Name: "c", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{container(gpu, "1", false)}}}},
+		}, 0, ErrWorkload},
+		{"pod sets that add up to MaxGPUs exactly are taken", []kueuev1beta2.PodSet{
+			{Name: "a", Count: 1 << 30, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{container(gpu, "1", false)}}}},
+			{Name: "b", Count: 1 << 30, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{container(gpu, "1", false)}}}},
+		}, ledger.MaxGPUs, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wl := &kueuev1beta2.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}, Spec: kueuev1beta2.WorkloadSpec{PodSets: tc.sets}}
