@@ -56,13 +56,29 @@ type record struct {
 }
 
 // gpus converts a Volcano scalar (milli-units) to whole GPUs, rounding to
-// the nearest: Volcano stores extended resources ×1000.
+// the nearest: Volcano stores extended resources ×1000. A value the ledger
+// cannot hold (above ledger.MaxGPUs, negative or NaN) becomes tooManyGPUs,
+// which the ledger refuses with an error naming the job or the capacity;
+// a float beyond int64 would otherwise convert to an arbitrary integer.
 func gpus(r *api.Resource, name v1.ResourceName) ledger.GPUs {
 	if r == nil {
 		return 0
 	}
-	return ledger.GPUs(math.Round(r.Get(name) / 1000))
+	v := math.Round(r.Get(name) / 1000)
+	if !(v >= 0 && v <= float64(ledger.MaxGPUs)) {
+		return tooManyGPUs
+	}
+	return ledger.GPUs(v)
 }
+
+// tooManyGPUs is one more than the ledger takes: what gpus and addGPUs
+// return for a count the ledger must refuse.
+const tooManyGPUs = ledger.MaxGPUs + 1
+
+// addGPUs adds two counts of at most tooManyGPUs, saturating there, so
+// that a sum over many tasks or nodes never wraps around to a count the
+// ledger would take.
+func addGPUs(a, b ledger.GPUs) ledger.GPUs { return min(a+b, tooManyGPUs) }
 
 // observe reads a session's nodes, queues and jobs. A job whose queue is not
 // in the session is left out, as Volcano's actions leave it out; a job that
@@ -71,7 +87,7 @@ func observe(nodes map[string]*api.NodeInfo, queues map[api.QueueID]*api.QueueIn
 	jobs map[api.JobID]*api.JobInfo, resource v1.ResourceName) observation {
 	var o observation
 	for _, n := range nodes {
-		o.capacity += gpus(n.Allocatable, resource)
+		o.capacity = addGPUs(o.capacity, gpus(n.Allocatable, resource))
 	}
 	for _, q := range queues {
 		// Volcano defaults a queue's weight to 1; a weight below 1 cannot
@@ -98,7 +114,7 @@ func observe(nodes map[string]*api.NodeInfo, queues map[api.QueueID]*api.QueueIn
 				bound++
 			}
 			live++
-			jo.demand += gpus(t.Resreq, resource)
+			jo.demand = addGPUs(jo.demand, gpus(t.Resreq, resource))
 		}
 		jo.done = len(j.Tasks) > 0 && live == 0
 		jo.formed = live > 0 && live >= int(j.MinAvailable)

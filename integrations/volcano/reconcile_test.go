@@ -2,8 +2,12 @@ package volcano
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"volcano.sh/volcano/pkg/scheduler/api"
 
 	"github.com/astraea-sched/astraea/ledger"
 )
@@ -182,4 +186,61 @@ func TestReconcileGoesOnPastARefusedJob(t *testing.T) {
 	if _, tracked := recs["ns/big"]; tracked {
 		t.Fatal("the refused job is recorded")
 	}
+}
+
+// TestGPUsTheLedgerCannotHoldAreRefusedNotWrapped: a scalar beyond
+// ledger.MaxGPUs, negative or NaN reads as one GPU too many, so that the
+// ledger refuses the job by name; sums saturate there instead of wrapping
+// around to a count it would take (two tasks of 2⁶³ GPUs each converted
+// naïvely add up to 0, a job that asks for nothing).
+func TestGPUsTheLedgerCannotHoldAreRefusedNotWrapped(t *testing.T) {
+	const gpu = "nvidia.com/gpu"
+	res := func(milli float64) *api.Resource {
+		return &api.Resource{ScalarResources: map[v1.ResourceName]float64{gpu: milli}}
+	}
+	for _, tc := range []struct {
+		milli float64
+		want  ledger.GPUs
+	}{
+		{0, 0}, {2000, 2}, {2500, 3}, {499, 0},
+		{float64(ledger.MaxGPUs) * 1000, ledger.MaxGPUs},
+		{float64(ledger.MaxGPUs)*1000 + 1000, tooManyGPUs},
+		{9.3e21, tooManyGPUs}, {math.Inf(1), tooManyGPUs},
+		{-1000, tooManyGPUs}, {math.NaN(), tooManyGPUs},
+	} {
+		if got := gpus(res(tc.milli), gpu); got != tc.want {
+			t.Errorf("gpus(%g milli) = %d, want %d", tc.milli, got, tc.want)
+		}
+	}
+	if got := gpus(nil, gpu); got != 0 {
+		t.Errorf("gpus(nil) = %d, want 0", got)
+	}
+	if got := addGPUs(tooManyGPUs, tooManyGPUs); got != tooManyGPUs {
+		t.Errorf("addGPUs saturates at %d, got %d", tooManyGPUs, got)
+	}
+	if got := addGPUs(ledger.MaxGPUs-1, 1); got != ledger.MaxGPUs {
+		t.Errorf("addGPUs(MaxGPUs−1, 1) = %d, want MaxGPUs", got)
+	}
+}
+
+// FuzzGPUs: any scalar reads as a count in [0, tooManyGPUs], the rounded
+// value wherever the ledger can hold it, and a sum of such counts never
+// leaves that range.
+func FuzzGPUs(f *testing.F) {
+	for _, v := range []float64{0, 1000, 2500, -1, 9.3e21, math.MaxFloat64} {
+		f.Add(v, v)
+	}
+	f.Fuzz(func(t *testing.T, a, b float64) {
+		const gpu = "nvidia.com/gpu"
+		ga := gpus(&api.Resource{ScalarResources: map[v1.ResourceName]float64{gpu: a}}, gpu)
+		gb := gpus(&api.Resource{ScalarResources: map[v1.ResourceName]float64{gpu: b}}, gpu)
+		if r := math.Round(a / 1000); r >= 0 && r <= float64(ledger.MaxGPUs) && ga != ledger.GPUs(r) {
+			t.Fatalf("gpus(%g) = %d, want %g", a, ga, r)
+		}
+		for _, g := range []ledger.GPUs{ga, gb, addGPUs(ga, gb)} {
+			if g < 0 || g > tooManyGPUs {
+				t.Fatalf("count %d outside [0, %d] (from %g, %g)", g, tooManyGPUs, a, b)
+			}
+		}
+	})
 }
