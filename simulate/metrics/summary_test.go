@@ -652,3 +652,13 @@ func TestWriteTableNamesTheTenantThreshold(t *testing.T) {
 		t.Errorf("table does not name the threshold 0.9:\n%s", out)
 	}
 }
+
+// The overhead is a share of the total JCT however short it is: one job
+// of a second that spent a quarter of it checkpointing.
+func TestOverheadOfAOneSecondRun(t *testing.T) {
+	r := Run{Jobs: []JobRecord{{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(0), End: at(1), Run: 750 * time.Millisecond,
+		Checkpoint: 250 * time.Millisecond, Rho: 1}}}
+	if ov := Summarize(r, SummaryConfig{}).Overhead; ov.Checkpoint != 0.25 || ov.Direct != 0.25 {
+		t.Errorf("overhead %+v, want a checkpoint share of 0.25", ov)
+	}
+}
