@@ -662,3 +662,29 @@ func TestOverheadOfAOneSecondRun(t *testing.T) {
 		t.Errorf("overhead %+v, want a checkpoint share of 0.25", ov)
 	}
 }
+
+// Weights are shares of their total whatever their scale: fractions that
+// sum to 1 are 25 % and 75 %.
+func TestWriteQuotasOfFractions(t *testing.T) {
+	var sb strings.Builder
+	if err := WriteQuotas(&sb, map[string]float64{"a": 0.25, "b": 0.75}); err != nil {
+		t.Fatal(err)
+	}
+	want := "tenant  weight    share\n" +
+		"a         0.25  25.00 %\n" +
+		"b         0.75  75.00 %\n"
+	if got := sb.String(); got != want {
+		t.Errorf("table\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A summary that JSON cannot encode (a NaN, which Summarize never gives)
+// fails WriteJSON with an error rather than writing an empty document.
+func TestWriteJSONRefusesANaN(t *testing.T) {
+	s := Summarize(tiny(), SummaryConfig{})
+	s.Utilization = math.NaN()
+	var sb strings.Builder
+	if err := WriteJSON(&sb, s); err == nil {
+		t.Errorf("a NaN summary written without an error: %q", sb.String())
+	}
+}
