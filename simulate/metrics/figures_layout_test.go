@@ -91,6 +91,11 @@ func TestFigureLegendsBesideTheData(t *testing.T) {
 	for _, f := range figs {
 		dc := draw.New(vgsvg.New(figureWidth, figureHeight))
 		plotC, legendC := f.layout(dc)
+		// layout splits the page: the plot's part from its left edge, the
+		// whole height, the legend's part to its right edge.
+		if plotC.Min.X != dc.Min.X || plotC.Min.Y != dc.Min.Y || plotC.Max.Y != dc.Max.Y || legendC.Max.X != dc.Max.X || !(plotC.Max.X < legendC.Min.X) {
+			t.Errorf("%s: plot part %v and legend part %v do not split the page %v", f.file, plotC.Rectangle, legendC.Rectangle, dc.Rectangle)
+		}
 		data := f.p.DataCanvas(plotC)
 		if !(data.Max.X < legendC.Min.X) {
 			t.Errorf("%s: data end at x = %v, legend starts at %v", f.file, data.Max.X, legendC.Min.X)
