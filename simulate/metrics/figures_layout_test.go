@@ -186,6 +186,11 @@ func TestUtilizationFigureShowsTheWindow(t *testing.T) {
 			if !hasLegendEntry(f, "after last submission") {
 				t.Errorf("the drain is not shaded and named: %v", legendTexts(f))
 			}
+			for _, g := range figs {
+				if g != f && hasLegendEntry(g, "after last submission") {
+					t.Errorf("%s shades the drain too: %v", g.file, legendTexts(g))
+				}
+			}
 			xy := utilSeries(run(tc.end), at(0), at(int(tc.want*3600)))
 			if last := xy[len(xy)-1].X; last > tc.want {
 				t.Errorf("the series runs on to %v h, past the axis", last)
