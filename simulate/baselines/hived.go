@@ -54,8 +54,10 @@ type HiveD struct {
 }
 
 type hivedVC struct {
-	cap  []int // GPUs of each cell
-	free []int // free GPUs of each cell
+	cap  []int     // GPUs of each cell
+	free []int     // free GPUs of each cell
+	skip []bool    // alloc's cells taken whole, false between calls
+	uses []cellUse // alloc's cells, before it knows the gang fits
 }
 
 type cellUse struct{ cell, gpus int }
@@ -119,7 +121,11 @@ func (h *HiveD) build(s *simulate.State) {
 
 // alloc takes d GPUs from the tenant's free cells, or reports false.
 func (vc *hivedVC) alloc(d, n int) ([]cellUse, bool) {
-	bestFit := func(g int, skip map[int]bool) int {
+	// skip marks the cells a large gang takes whole: a slice kept
+	// between calls rather than a map made at each, which cost more than
+	// the search itself.
+	skip := vc.skip
+	bestFit := func(g int) int {
 		best := -1
 		for i, f := range vc.free {
 			if !skip[i] && f >= g && (best < 0 || f < vc.free[best]) {
@@ -128,17 +134,24 @@ func (vc *hivedVC) alloc(d, n int) ([]cellUse, bool) {
 		}
 		return best
 	}
-	var uses []cellUse
+	if len(skip) < len(vc.free) {
+		skip = make([]bool, len(vc.free))
+		vc.skip = skip
+	}
+	// Built in a buffer kept between calls and copied only when the gang
+	// fits: most calls find that it does not.
+	uses := vc.uses[:0]
+	defer func() { vc.uses = uses[:0] }()
 	if d <= n {
-		c := bestFit(d, nil)
+		c := bestFit(d)
 		if c < 0 {
 			return nil, false
 		}
 		uses = append(uses, cellUse{c, d})
 	} else {
-		skip := make(map[int]bool)
+		defer clear(skip)
 		for i := range vc.free {
-			if len(skip) == d/n {
+			if len(uses) == d/n {
 				break
 			}
 			if vc.cap[i] == n && vc.free[i] == n {
@@ -146,11 +159,11 @@ func (vc *hivedVC) alloc(d, n int) ([]cellUse, bool) {
 				uses = append(uses, cellUse{i, n})
 			}
 		}
-		if len(skip) < d/n {
+		if len(uses) < d/n {
 			return nil, false
 		}
 		if r := d % n; r > 0 {
-			c := bestFit(r, skip)
+			c := bestFit(r)
 			if c < 0 {
 				return nil, false
 			}
@@ -160,7 +173,7 @@ func (vc *hivedVC) alloc(d, n int) ([]cellUse, bool) {
 	for _, u := range uses {
 		vc.free[u.cell] -= u.gpus
 	}
-	return uses, true
+	return slices.Clone(uses), true
 }
 
 func (vc *hivedVC) release(uses []cellUse) {
