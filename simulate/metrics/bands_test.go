@@ -82,6 +82,10 @@ func TestWritePhaseFiguresShadesTheCDFs(t *testing.T) {
 	if n, m := strings.Count(string(cdf), "fill-opacity"), strings.Count(string(ref), "fill-opacity"); n != m+1 {
 		t.Errorf("the phase figure has %d filled shapes, the plain one %d: want one band", n, m)
 	}
+	// It is a fill without an outline: no stroke more than the plain figure.
+	if n, m := strings.Count(string(cdf), "fill:none"), strings.Count(string(ref), "fill:none"); n != m {
+		t.Errorf("the phase figure strokes %d paths, the plain one %d: want the band unstroked", n, m)
+	}
 	// It is a light, translucent tint of its run's colour.
 	fill := regexp.MustCompile(`fill:#([0-9A-F]{2})([0-9A-F]{2})([0-9A-F]{2});fill-opacity:([0-9.]+)`).FindAllStringSubmatch(string(cdf), -1)
 	if len(fill) != 1 {
