@@ -46,6 +46,32 @@ func byArrival(a, b *simulate.JobState) int {
 	return cmp.Compare(a.Job.ID, b.Job.ID)
 }
 
+// timeKey is a time as a sort key without pointers: a slice of them sorts
+// without a write barrier at each swap and compares without reading the
+// jobs the times belong to.
+type timeKey struct {
+	sec  int64
+	nsec int32
+	mono bool // the time carries a monotonic clock reading
+}
+
+func keyOf(t time.Time) timeKey {
+	return timeKey{sec: t.Unix(), nsec: int32(t.Nanosecond()), mono: t != t.Round(0)}
+}
+
+// compare orders a and b as Time.Compare orders their times, and reports
+// false where it cannot: when both times carry a monotonic clock reading,
+// which Compare then reads instead (a trace's times never do).
+func (a timeKey) compare(b timeKey) (int, bool) {
+	if a.mono && b.mono {
+		return 0, false
+	}
+	if c := cmp.Compare(a.sec, b.sec); c != 0 {
+		return c, true
+	}
+	return cmp.Compare(a.nsec, b.nsec), true
+}
+
 // plan is one tick's working copy of the cluster and the decision being built.
 // Preemptions release GPUs in the copy at once, so later grants see them
 // free, which is the order the engine applies (preempt, renew, start).

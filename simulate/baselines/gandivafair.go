@@ -162,17 +162,38 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 		}
 		return js.Job.Submit
 	}
+	// Sorted by keys found once per job (timeKey), not at each comparison.
+	type keyed struct {
+		last timeKey
+		i    int32
+	}
+	var ks []keyed
+	var sorted []*simulate.JobState
 	for _, t := range tenants {
-		slices.SortFunc(jobsOf[t], func(a, b *simulate.JobState) int {
-			if c := last(a).Compare(last(b)); c != 0 {
+		jobs := jobsOf[t]
+		ks = ks[:0]
+		for i, js := range jobs {
+			ks = append(ks, keyed{keyOf(last(js)), int32(i)})
+		}
+		slices.SortFunc(ks, func(a, b keyed) int {
+			c, ok := a.last.compare(b.last)
+			if !ok {
+				c = last(jobs[a.i]).Compare(last(jobs[b.i]))
+			}
+			if c != 0 {
 				return c
 			}
-			return byArrival(a, b)
+			return byArrival(jobs[a.i], jobs[b.i])
 		})
+		sorted = sorted[:0]
+		for _, k := range ks {
+			sorted = append(sorted, jobs[k.i])
+		}
+		copy(jobs, sorted)
 	}
 
 	var budget int
-	chosen := make(map[string]bool)
+	chosen := make(map[string]bool, len(s.Running))
 	if reslice {
 		budget = s.Capacity
 	} else {
@@ -183,6 +204,10 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 	}
 	var order []*simulate.JobState
 	inPlay := slices.Clone(tenants)
+	// Where each tenant's search for a pick resumes: the jobs before it are
+	// chosen or larger than the budget, which only shrinks, so they never
+	// become picks.
+	from := make(map[string]int, len(tenants))
 	for len(inPlay) > 0 && budget > 0 {
 		best := -1
 		for i, t := range inPlay {
@@ -192,8 +217,8 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 		}
 		t := inPlay[best]
 		pick := -1
-		for i, js := range jobsOf[t] {
-			if !chosen[js.Job.ID] && js.Job.GPUs <= budget {
+		for i := from[t]; i < len(jobsOf[t]); i++ {
+			if js := jobsOf[t][i]; !chosen[js.Job.ID] && js.Job.GPUs <= budget {
 				pick = i
 				break
 			}
@@ -202,6 +227,7 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 			inPlay = slices.Delete(inPlay, best, best+1)
 			continue
 		}
+		from[t] = pick + 1
 		js := jobsOf[t][pick]
 		chosen[js.Job.ID] = true
 		order = append(order, js)

@@ -76,11 +76,9 @@ type Tiresias struct {
 // tiresiasKey is an active job's place in Tiresias's order: its queue, its
 // submit time, and its index in the tick's job list.
 type tiresiasKey struct {
-	sec  int64
-	q    int
-	nsec int32
-	i    int32
-	mono bool // the submit time carries a monotonic clock reading
+	submit timeKey
+	q      int
+	i      int32
 }
 
 type tiresiasJob struct {
@@ -154,16 +152,12 @@ func (t *Tiresias) promoteAtOf(js *simulate.JobState, st *tiresiasJob, q int) ti
 func (t *Tiresias) Schedule(s *simulate.State) (simulate.Decision, error) {
 	t.forget(s)
 	t.ticks++
-	// The order is sorted as keys without pointers, so that the sort's
-	// swaps need no write barriers and its comparisons read no JobState
-	// unless two jobs tie up to the submit time. (Unix, Nanosecond) orders
-	// times as byArrival's Time.Compare does unless both carry a monotonic
-	// clock reading (a trace's never do), which Compare then reads.
+	// The order is sorted as keys without pointers (timeKey), which read
+	// no JobState unless two jobs tie up to the submit time.
 	n := len(s.Running) + len(s.Pending)
 	t.js, t.st, t.order = slices.Grow(t.js[:0], n), slices.Grow(t.st[:0], n), slices.Grow(t.order[:0], n)
 	add := func(js *simulate.JobState, st *tiresiasJob, q int) {
-		sub := js.Job.Submit
-		t.order = append(t.order, tiresiasKey{q: q, sec: sub.Unix(), nsec: int32(sub.Nanosecond()), mono: sub != sub.Round(0), i: int32(len(t.js))})
+		t.order = append(t.order, tiresiasKey{q: q, submit: keyOf(js.Job.Submit), i: int32(len(t.js))})
 		t.js, t.st = append(t.js, js), append(t.st, st)
 	}
 	for _, js := range s.Running {
@@ -185,13 +179,7 @@ func (t *Tiresias) Schedule(s *simulate.State) (simulate.Decision, error) {
 		if c := cmp.Compare(a.q, b.q); c != 0 {
 			return c
 		}
-		if a.mono && b.mono {
-			return byArrival(jobs[a.i], jobs[b.i])
-		}
-		if c := cmp.Compare(a.sec, b.sec); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.nsec, b.nsec); c != 0 {
+		if c, ok := a.submit.compare(b.submit); c != 0 && ok {
 			return c
 		}
 		return byArrival(jobs[a.i], jobs[b.i])
