@@ -38,10 +38,16 @@ type YARNConfig struct {
 // that exception a queue never holds more than its capacity unless Elastic.
 //
 // Cost per tick: O(q × started + p) for q queues and p pending jobs.
-type YARNCS struct{ cfg YARNConfig }
+type YARNCS struct {
+	cfg YARNConfig
+	// The queues of earlier ticks, whose job lists are reused, and the
+	// tick's queues in order of first appearance.
+	queues map[string]*yarnQueue
+	order  []*yarnQueue
+}
 
 // NewYARNCS returns a capacity-scheduler policy. Every YARNConfig is valid.
-func NewYARNCS(cfg YARNConfig) *YARNCS { return &YARNCS{cfg: cfg} }
+func NewYARNCS(cfg YARNConfig) *YARNCS { return &YARNCS{cfg: cfg, queues: map[string]*yarnQueue{}} }
 
 // Name is "yarn-cs", or "yarn-cs-elastic" with Elastic.
 func (y *YARNCS) Name() string {
@@ -62,7 +68,9 @@ type yarnQueue struct {
 	cap     int
 	used    int
 	jobs    []*simulate.JobState // pending, in arrival order
+	head    int                  // jobs[head] is the next to start
 	blocked bool
+	seen    bool // in the tick's order
 }
 
 // Traits tells the engine that this policy never reads the progress of
@@ -73,17 +81,33 @@ func (y *YARNCS) Traits() simulate.Traits { return simulate.Traits{ProgressBlind
 func (y *YARNCS) Schedule(s *simulate.State) (simulate.Decision, error) {
 	p := newPlan(s)
 	caps := capacities(s.Quotas, s.Capacity)
-	queues := make(map[string]*yarnQueue)
-	var order []*yarnQueue
+	order := y.order[:0]
+	// Consecutive jobs are often a tenant's: the last queue found is
+	// checked before the map.
+	var last *yarnQueue
 	get := func(t string) *yarnQueue {
-		q, ok := queues[t]
+		if last != nil && last.name == t {
+			return last
+		}
+		q, ok := y.queues[t]
 		if !ok {
-			q = &yarnQueue{name: t, cap: caps[t]}
-			queues[t] = q
+			q = &yarnQueue{name: t}
+			y.queues[t] = q
+		}
+		if !q.seen {
+			*q = yarnQueue{name: t, cap: caps[t], jobs: q.jobs[:0], seen: true}
 			order = append(order, q)
 		}
+		last = q
 		return q
 	}
+	defer func() {
+		for _, q := range order { // hold no job past the tick
+			clear(q.jobs)
+			q.jobs, q.seen = q.jobs[:0], false
+		}
+		y.order = order[:0]
+	}()
 	for _, js := range s.Running {
 		get(js.Job.Tenant).used += js.Job.GPUs
 	}
@@ -93,16 +117,22 @@ func (y *YARNCS) Schedule(s *simulate.State) (simulate.Decision, error) {
 	}
 	// ratio compares used/cap without division; a queue with no capacity
 	// sorts last.
+	// The names are compared only on a tie (cmp.Or would compare them at
+	// every call).
 	less := func(a, b *yarnQueue) int {
-		if a.cap == 0 || b.cap == 0 {
-			return cmp.Or(cmp.Compare(b.cap, a.cap), cmp.Compare(a.name, b.name))
+		c := cmp.Compare(b.cap, a.cap)
+		if a.cap != 0 && b.cap != 0 {
+			c = cmp.Compare(a.used*b.cap, b.used*a.cap)
 		}
-		return cmp.Or(cmp.Compare(a.used*b.cap, b.used*a.cap), cmp.Compare(a.name, b.name))
+		if c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
 	}
 	for p.free() > 0 {
 		var best *yarnQueue
 		for _, q := range order {
-			if q.blocked || len(q.jobs) == 0 {
+			if q.blocked || q.head == len(q.jobs) {
 				continue
 			}
 			if best == nil || less(q, best) < 0 {
@@ -112,7 +142,7 @@ func (y *YARNCS) Schedule(s *simulate.State) (simulate.Decision, error) {
 		if best == nil {
 			break
 		}
-		js := best.jobs[0]
+		js := best.jobs[best.head]
 		d := js.Job.GPUs
 		allowed := best.used+d <= best.cap ||
 			y.cfg.Elastic ||
@@ -122,7 +152,7 @@ func (y *YARNCS) Schedule(s *simulate.State) (simulate.Decision, error) {
 			continue
 		}
 		best.used += d
-		best.jobs = best.jobs[1:]
+		best.head++
 	}
 	return p.decision(), nil
 }
