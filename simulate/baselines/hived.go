@@ -197,19 +197,22 @@ func (h *HiveD) Schedule(s *simulate.State) (simulate.Decision, error) {
 			h.bound[js.Job.ID] = &hivedBinding{vc: js.Job.Tenant}
 		}
 	}
-	ids := make([]string, 0, len(h.bound))
+	// Only the jobs that left are sorted (a release adds to a count, so
+	// their order changes nothing, but no map order is relied on): not
+	// every bound job at every tick.
+	var gone []string
 	for id := range h.bound {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
 		if _, ok := running[id]; !ok {
-			b := h.bound[id]
-			if vc := h.vcs[b.vc]; vc != nil {
-				vc.release(b.uses)
-			}
-			delete(h.bound, id)
+			gone = append(gone, id)
 		}
+	}
+	slices.Sort(gone)
+	for _, id := range gone {
+		b := h.bound[id]
+		if vc := h.vcs[b.vc]; vc != nil {
+			vc.release(b.uses)
+		}
+		delete(h.bound, id)
 	}
 	var opportunistic []*simulate.JobState
 	for _, js := range s.Running {
