@@ -688,3 +688,20 @@ func TestWriteJSONRefusesANaN(t *testing.T) {
 		t.Errorf("a NaN summary written without an error: %q", sb.String())
 	}
 }
+
+// Queueing is FirstStart − Submit; End − Submit for a job that ended
+// without starting; 0 for one that neither started nor ended.
+func TestQueueing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		j    JobRecord
+		want time.Duration
+	}{
+		"started":                 {JobRecord{Submit: at(10), FirstStart: at(40), End: at(100)}, 30 * time.Second},
+		"cancelled while pending": {JobRecord{Submit: at(10), End: at(25)}, 15 * time.Second},
+		"still pending":           {JobRecord{Submit: at(10)}, 0},
+	} {
+		if got := tc.j.Queueing(); got != tc.want {
+			t.Errorf("%s: Queueing = %v, want %v", name, got, tc.want)
+		}
+	}
+}
