@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,23 @@ func TestWriteCSVReportsAFailedFile(t *testing.T) {
 		if err := WriteCSV(dir, twoRuns()...); err == nil {
 			t.Errorf("%s: WriteCSV succeeded though the file cannot be written", name)
 		}
+	}
+}
+
+// A job that started and has not ended has its queueing time; one that
+// has neither started nor ended has none.
+func TestWriteCSVQueueingOfUnfinishedJobs(t *testing.T) {
+	r := Run{Policy: "p", Jobs: []JobRecord{
+		{ID: "a", Tenant: "x", GPUs: 1, Submit: at(0), FirstStart: at(30)},
+		{ID: "b", Tenant: "x", GPUs: 1, Submit: at(0)},
+	}}
+	dir := t.TempDir()
+	if err := WriteCSV(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	recs := readCSV(t, filepath.Join(dir, JobsCSV))
+	col := slices.Index(recs[0], "queue_s")
+	if len(recs) != 3 || col < 0 || recs[1][col] != "30" || recs[2][col] != "" {
+		t.Errorf("jobs %v, want a queueing of 30 s for a, none for b", recs)
 	}
 }

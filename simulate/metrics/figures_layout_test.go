@@ -217,7 +217,7 @@ func TestDecadeTicks(t *testing.T) {
 	if want := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}; !slices.Equal(values, want) {
 		t.Errorf("ticks of [1, 10] at %v, want %v", values, want)
 	}
-	for _, r := range [][2]float64{{0, 10}, {10, 1}, {-1, 10}} {
+	for _, r := range [][2]float64{{0, 10}, {10, 1}, {-1, 10}, {10, 10}} {
 		if ts := (decadeTicks{}).Ticks(r[0], r[1]); len(ts) > 0 {
 			t.Errorf("ticks of [%v, %v]: %v, want none", r[0], r[1], ts)
 		}

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,6 +64,31 @@ func TestWriteSensitivityRefusesANaN(t *testing.T) {
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
 			t.Errorf("a NaN in the %s: the refused figure was written", name)
+		}
+	}
+}
+
+// Every point of a curve is marked, also the one point of a curve of one.
+func TestWriteSensitivityMarksEveryPoint(t *testing.T) {
+	dir := t.TempDir()
+	one := func(x float64) metrics.Band { return metrics.Band{Mean: x, Min: x, Max: x} }
+	curves := []metrics.Curve{
+		{Name: "a", X: []float64{1, 2, 3}, Y: []metrics.Band{one(1), one(2), one(2)}},
+		{Name: "b", X: []float64{2}, Y: []metrics.Band{one(3)}},
+	}
+	path := filepath.Join(dir, "s.svg")
+	if err := metrics.WriteSensitivity(path, "t", "x", "y", curves...); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range curves {
+		col := metrics.RunColor(i)
+		fill := fmt.Sprintf(`style="fill:#%02X%02X%02X"`, col.R, col.G, col.B)
+		if n := strings.Count(string(b), fill); n != len(c.X) {
+			t.Errorf("curve %s: %d markers in its colour, want %d", c.Name, n, len(c.X))
 		}
 	}
 }

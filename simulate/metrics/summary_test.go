@@ -233,6 +233,10 @@ func TestPreemptionOverhead(t *testing.T) {
 	if _, err := PreemptionOverhead(Summary{}, Summary{}); !errors.Is(err, ErrIncomparable) {
 		t.Errorf("zero JCT: %v", err)
 	}
+	// Any positive JCT compares: half a second against 0.6 s is 20 %.
+	if got, err := PreemptionOverhead(Summary{JCT: Stats{Mean: 0.6}}, Summary{JCT: Stats{Mean: 0.5}}); err != nil || !near(got, 0.2) {
+		t.Errorf("overhead over a 0.5 s JCT = %v, %v; want 0.2", got, err)
+	}
 }
 
 func TestSummaryJSON(t *testing.T) {
@@ -407,6 +411,14 @@ func TestWriteGrid(t *testing.T) {
 		"é         1   22\n"
 	if got := sb.String(); got != want {
 		t.Errorf("grid\n%q\nwant\n%q", got, want)
+	}
+	// A column of empty cells is 0 wide: only its two spaces show.
+	sb.Reset()
+	if err := WriteGrid(&sb, [][]string{{"a", "", "1"}, {"bb", "", "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sb.String(), "a     1\nbb    2\n"; got != want {
+		t.Errorf("grid with an empty column %q, want %q", got, want)
 	}
 }
 
@@ -703,5 +715,15 @@ func TestQueueing(t *testing.T) {
 		if got := tc.j.Queueing(); got != tc.want {
 			t.Errorf("%s: Queueing = %v, want %v", name, got, tc.want)
 		}
+	}
+}
+
+// With Epsilon negative the loss test is exact: a window sample at ρ = 1
+// exactly is no loss.
+func TestWindowLossAtTheThreshold(t *testing.T) {
+	a := ledger.Account{Alloc: 3600, FairShare: 3600, Rho: 1}
+	r := Run{BothModes: true, Tenants: []TenantInterval{{Tenant: "x", From: at(0), To: at(3600), Account: a, Eq8: a, Eq16: a}}}
+	if w := Summarize(r, SummaryConfig{Epsilon: -1}).TenantLossEq8Window; w == nil || w.Samples != 1 || w.Loss != 0 {
+		t.Errorf("window loss %+v, want one sample and no loss", w)
 	}
 }
