@@ -342,12 +342,7 @@ func TestRhoJobThresholdLineSpansTheFractionAxis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := figureNamed(t, figs, RhoJobCDFSVG)
-	rec := &recorder.Canvas{}
-	plotC, _ := f.layout(draw.NewCanvas(rec, figureWidth, figureHeight))
-	f.p.Draw(plotC)
-	data := f.p.DataCanvas(plotC)
-	tx, ty := f.p.Transforms(&data)
+	rec, tx, ty := drawnFigure(t, figs, RhoJobCDFSVG)
 	bottom, top := vg.Point{X: tx(0.95), Y: ty(0)}, vg.Point{X: tx(0.95), Y: ty(1)}
 	same := func(a, b vg.Point) bool {
 		return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
@@ -404,12 +399,7 @@ func TestDrainShadeIsLightGrey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := figureNamed(t, figs, UtilizationSVG)
-	rec := &recorder.Canvas{}
-	plotC, _ := f.layout(draw.NewCanvas(rec, figureWidth, figureHeight))
-	f.p.Draw(plotC)
-	data := f.p.DataCanvas(plotC)
-	tx, ty := f.p.Transforms(&data)
+	rec, tx, ty := drawnFigure(t, figs, UtilizationSVG)
 	// The window is 4 h and the axis ends an hour after it: the shade is
 	// the rectangle [4, 5] × [0, 1], whose corners are all the path visits.
 	corners := []vg.Point{{X: tx(4), Y: ty(0)}, {X: tx(5), Y: ty(0)}, {X: tx(5), Y: ty(1)}, {X: tx(4), Y: ty(1)}}
@@ -534,4 +524,18 @@ func TestLegendRoomAFifthWider(t *testing.T) {
 			t.Errorf("%s: legend room %v for a legend %v wide, want at least %v", f.file, got, need, 1.2*need)
 		}
 	}
+}
+
+// drawnFigure draws the figure named name on a recording canvas of the
+// page's size and returns the recording with the plot's data-to-canvas
+// transforms.
+func drawnFigure(t *testing.T, figs []*figure, name string) (*recorder.Canvas, func(float64) vg.Length, func(float64) vg.Length) {
+	t.Helper()
+	f := figureNamed(t, figs, name)
+	rec := &recorder.Canvas{}
+	plotC, _ := f.layout(draw.NewCanvas(rec, figureWidth, figureHeight))
+	f.p.Draw(plotC)
+	data := f.p.DataCanvas(plotC)
+	tx, ty := f.p.Transforms(&data)
+	return rec, tx, ty
 }
