@@ -344,9 +344,6 @@ func TestRhoJobThresholdLineSpansTheFractionAxis(t *testing.T) {
 	}
 	rec, tx, ty := drawnFigure(t, figs, RhoJobCDFSVG)
 	bottom, top := vg.Point{X: tx(0.95), Y: ty(0)}, vg.Point{X: tx(0.95), Y: ty(1)}
-	same := func(a, b vg.Point) bool {
-		return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
-	}
 	var col color.Color
 	var dashes []vg.Length
 	var strokes []vg.Path
@@ -358,7 +355,7 @@ func TestRhoJobThresholdLineSpansTheFractionAxis(t *testing.T) {
 			dashes = a.Dashes
 		case *recorder.Stroke:
 			p := a.Path
-			if len(p) == 2 && same(p[0].Pos, bottom) && same(p[1].Pos, top) {
+			if len(p) == 2 && nearPoint(p[0].Pos, bottom) && nearPoint(p[1].Pos, top) {
 				// WriteFigures: a dark grey, which no run is, dashed.
 				if lvl, ok := neutralGrey(col); !ok || lvl >= 128 {
 					t.Errorf("threshold line in %v, want a dark neutral grey that no run uses", col)
@@ -403,9 +400,6 @@ func TestDrainShadeIsLightGrey(t *testing.T) {
 	// The window is 4 h and the axis ends an hour after it: the shade is
 	// the rectangle [4, 5] × [0, 1], whose corners are all the path visits.
 	corners := []vg.Point{{X: tx(4), Y: ty(0)}, {X: tx(5), Y: ty(0)}, {X: tx(5), Y: ty(1)}, {X: tx(4), Y: ty(1)}}
-	same := func(a, b vg.Point) bool {
-		return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
-	}
 	var col color.Color
 	for _, a := range rec.Actions {
 		switch a := a.(type) {
@@ -415,7 +409,7 @@ func TestDrainShadeIsLightGrey(t *testing.T) {
 			seen := make([]bool, len(corners))
 			other := false
 			for _, c := range a.Path {
-				k := slices.IndexFunc(corners, func(p vg.Point) bool { return same(c.Pos, p) })
+				k := slices.IndexFunc(corners, func(p vg.Point) bool { return nearPoint(c.Pos, p) })
 				if k < 0 {
 					other = other || c.Type != vg.CloseComp
 					continue
@@ -538,4 +532,10 @@ func drawnFigure(t *testing.T, figs []*figure, name string) (*recorder.Canvas, f
 	data := f.p.DataCanvas(plotC)
 	tx, ty := f.p.Transforms(&data)
 	return rec, tx, ty
+}
+
+// nearPoint reports whether a and b are the same point on the canvas, up
+// to the rounding of the transforms (0.01 pt).
+func nearPoint(a, b vg.Point) bool {
+	return math.Abs(float64(a.X-b.X)) < 0.01 && math.Abs(float64(a.Y-b.Y)) < 0.01
 }
