@@ -114,10 +114,8 @@ func (t *Tiresias) state(js *simulate.JobState) *tiresiasJob {
 	return st
 }
 
-// queue returns the job's queue index, 0 being the highest priority.
-func (t *Tiresias) queue(js *simulate.JobState) int { return t.queueOf(js, t.state(js)) }
-
-// queueOf is queue for the job's state st.
+// queueOf returns the queue index of the job whose state is st, 0 being
+// the highest priority.
 func (t *Tiresias) queueOf(js *simulate.JobState, st *tiresiasJob) int {
 	sv := service(js) - st.offset
 	q := 0
