@@ -22,6 +22,8 @@ import (
 // sentinel errors.
 type Kind string
 
+// The kinds of rejection, each named after the ledger sentinel it mirrors
+// (OK: the event was accepted).
 const (
 	OK                Kind = ""
 	TimeBackwards     Kind = "time backwards"
