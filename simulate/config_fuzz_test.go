@@ -2,9 +2,13 @@ package simulate
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/astraea-sched/astraea/placement"
 )
 
 // FuzzConfigValidate: no configuration makes Validate panic or allocate a
@@ -37,4 +41,24 @@ func FuzzConfigValidate(f *testing.F) {
 			t.Fatalf("an error that is not ErrConfig: %v", err)
 		}
 	})
+}
+
+// TestConfigNodesTotal: explicit Nodes are refused by name once their GPUs
+// add up to more than MaxClusterGPUs, nodes of one GPU counted too, before
+// any cluster is built; at the limit they pass that check.
+func TestConfigNodesTotal(t *testing.T) {
+	big := make([]placement.Node, MaxClusterGPUs/placement.MaxNodeGPUs)
+	for i := range big {
+		big[i] = placement.Node{ID: fmt.Sprintf("n%03d", i), GPUs: placement.MaxNodeGPUs}
+	}
+	cfg := DefaultConfig(0, 0, map[string]float64{"x": 1})
+	cfg.Nodes = append(big, placement.Node{ID: "one", GPUs: 1})
+	_, err := cfg.nodes()
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "more than MaxClusterGPUs") {
+		t.Fatalf("%d GPUs in %d nodes: %v, want ErrConfig naming MaxClusterGPUs", MaxClusterGPUs+1, len(cfg.Nodes), err)
+	}
+	cfg.Nodes = big
+	if _, err := cfg.nodes(); err != nil {
+		t.Fatalf("exactly MaxClusterGPUs GPUs: %v", err)
+	}
 }

@@ -117,3 +117,16 @@ func TestPropertyLastEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestWipe: wipe zeroes every element, the first included, so that the
+// engine's scratch lists hold no job once a tick is done with them.
+func TestWipe(t *testing.T) {
+	s := []*int{new(int), new(int), new(int)}
+	wipe(s)
+	for i, p := range s {
+		if p != nil {
+			t.Fatalf("element %d kept after wipe", i)
+		}
+	}
+	wipe([]*int(nil)) // nothing to do, no panic
+}
