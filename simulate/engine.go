@@ -186,16 +186,9 @@ type engine struct {
 	demandCount []int       // pending jobs by GPU demand (index), at most the capacity
 	demands     []int       // distinct pending demands, ascending
 	q           eventQueue
-	// Stale events are taken out of q. What stepping on them would do is
-	// kept: the interval ends they would close first (stale) and
-	// the latest of their times (staleMax), the clock at the end.
-	stale timeSet
-	// staleLast is the interval end last put in stale
-	staleLast time.Duration
-	staleMax  time.Duration
-	// the latest interval end at or before the last stale time looked up
-	// (staleB), valid for times in [staleLo, staleHi) (see staleSpan)
-	staleB, staleLo, staleHi time.Duration
+	// Stale events are taken out of q (see drop); the latest of their
+	// times is where the clock ends if nothing comes after them.
+	staleMax time.Duration
 
 	next    trace.Job // lookahead
 	hasNext bool
@@ -224,11 +217,7 @@ type engine struct {
 	boundaries []time.Duration // next interval end per Intervals entry
 	startSet   bool            // start is known: readNext excludes jobs beyond the Horizon
 	nextEnd    time.Duration   // the least of boundaries (never without any); Config.Exhaustive looks at each
-	// endSteps are the interval lengths whose ends staleBefore looks for:
-	// the shortest alone when every other is a multiple of it (every
-	// interval end is then one of its ends), else all of them
-	endSteps []time.Duration
-	tenants  []string // sorted tenant names
+	tenants    []string        // sorted tenant names
 
 	// scratch space of apply, reused across ticks
 	stamp  uint64 // decision counter; a job's marks equal it when named
@@ -374,13 +363,6 @@ func (e *engine) openBooks() error {
 	e.nextEnd = never
 	if len(e.boundaries) > 0 {
 		e.nextEnd = slices.Min(e.boundaries)
-		e.endSteps = []time.Duration{slices.Min(e.cfg.Intervals)}
-		for _, l := range e.cfg.Intervals {
-			if l%e.endSteps[0] != 0 {
-				e.endSteps = e.cfg.Intervals
-				break
-			}
-		}
 	}
 	e.res.Stats.Start = e.start
 	return nil
@@ -513,9 +495,6 @@ func (e *engine) loop() error {
 			e.settle()
 			te = e.q.top().at
 		}
-		if e.stale.len() > 0 && e.stale.min() < te {
-			te = e.stale.min()
-		}
 		if e.hasNext {
 			if !e.nextSubOK || e.cfg.Exhaustive {
 				e.nextSub, e.nextSubOK = e.next.Submit.Sub(e.start), true
@@ -622,21 +601,14 @@ func (e *engine) step(t time.Duration) error {
 	if err := e.advance(t); err != nil {
 		return err
 	}
-	live := e.q.Len() > 0 && e.q.top().at == t // an event is due
-	if live || e.stale.len() == 0 || e.stale.min() != t {
-		e.res.Stats.Events++
-	}
-	if live {
+	e.res.Stats.Events++
+	if e.q.Len() > 0 && e.q.top().at == t { // an event is due
 		ev := e.q.pop()
 		if ev.kind == evLeaseEnd && !e.cfg.Exhaustive {
 			e.leaseEndsAt(ev, t)
 			return nil
 		}
 		return e.handle(ev)
-	}
-	if e.stale.len() > 0 && e.stale.min() == t {
-		e.stale.popMin() // advance(t) was all a stale event did
-		return nil
 	}
 	return e.submit()
 }
@@ -705,16 +677,15 @@ func (e *engine) admit(j *job, t time.Duration) error {
 }
 
 // drop takes job j's pending event of slot out of the queue when it has
-// become stale (its generation was just bumped, or the job ended). Its time
-// goes to e.stale, where the loop still steps on it: the clock, the closed
-// intervals and the event count move exactly as when a stale event was
-// popped and ignored, but the queue holds only live events.
-//
-// Popping a stale event only counted it and advanced the clock to its time
-// t, closing the tenant intervals that end by t. Closing is the same at any
-// time between the last interval end b ≤ t and t, so only b is kept (once,
-// if later than now); the count is taken now, and the latest t moves the
-// clock when nothing else is left.
+// become stale (its generation was just bumped, or the job ended), so
+// that the queue holds only live events, and the run is as if the stale
+// event had been popped and ignored. Popping it would only count it and
+// advance the clock to its time t, closing the tenant intervals that end
+// by t. The count is taken now; the closing needs no step of its own,
+// since the next step (or tick) closes the same intervals, in the same
+// order, before it applies anything, and an interval's record does not
+// depend on when it is closed (closeInterval); and t moves the clock at
+// the end when nothing comes after it.
 func (e *engine) drop(j *job, slot int) {
 	if ev, ok := e.q.remove(j.idx, slot); ok {
 		if ev.kind == evComplete {
@@ -752,65 +723,6 @@ func (e *engine) settle() {
 func (e *engine) staleAt(t time.Duration) {
 	e.res.Stats.Events++
 	e.staleMax = max(e.staleMax, t)
-	b := e.lastEnd(t)
-	// The last interval end queued is still queued while it is ahead of
-	// now (the loop takes it out when the clock reaches it): most stale
-	// events of a tick share it, and skip the set.
-	if b > e.now && b != e.staleLast {
-		e.staleLast = b
-		e.stale.add(b)
-	}
-}
-
-// staleBefore records a stale event at t that a live one at later ≥ t
-// replaced, as staleAt does, but keeps no time to step on when no tenant
-// interval ends in (t, later]: the loop then steps on later, or takes that
-// event out as stale in turn and records it (at a time in t's span, so
-// the same interval end), before the clock passes the first interval end
-// after t; stepping there closes the intervals that a step at t would
-// have closed, in the same order, with nothing applied in between. A
-// renewal that pauses a job replaces its completion so (Config.Exhaustive
-// keeps every time, as staleAt).
-func (e *engine) staleBefore(t, later time.Duration) {
-	if e.cfg.Exhaustive || later < t {
-		e.staleAt(t)
-		return
-	}
-	for _, l := range e.endSteps {
-		if t < 0 || t/l != later/l {
-			e.staleAt(t) // an interval ends in (t, later]
-			return
-		}
-	}
-	e.res.Stats.Events++
-	e.staleMax = max(e.staleMax, t)
-}
-
-// lastEnd returns the latest end of a tenant interval (of any length) at
-// or before t, 0 if none. The answer is kept with the span of times that
-// share it, [it, the next interval end): the stale events of a run mostly
-// fall in the span of the one before, which then costs no division.
-func (e *engine) lastEnd(t time.Duration) time.Duration {
-	if t >= e.staleLo && t < e.staleHi {
-		return e.staleB
-	}
-	return e.staleSpan(t)
-}
-
-// staleSpan computes lastEnd(t) and keeps it with its span.
-func (e *engine) staleSpan(t time.Duration) time.Duration {
-	b, next := time.Duration(0), never
-	for _, l := range e.cfg.Intervals {
-		b = max(b, t/l*l)
-		if t >= 0 && t/l < never/l-1 {
-			next = min(next, (t/l+1)*l)
-		}
-	}
-	e.staleB, e.staleLo, e.staleHi = b, b, next
-	if t < 0 || len(e.cfg.Intervals) == 0 {
-		e.staleHi = e.staleLo // keep nothing
-	}
-	return b
 }
 
 // leaseEndsAt handles the lease end ev at t and every other event due at

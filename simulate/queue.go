@@ -393,54 +393,6 @@ func (q *eventQueue) remove(j int32, slot int) (event, bool) {
 	return q.removeAt(int(q.pos[k] - 1)), true
 }
 
-// timeSet is a set of times kept sorted, for the engine's stale interval
-// ends: the loop reads the least, staleAt asks whether a time is in it.
-// has and add are O(log n) (add also shifts the greater times, of which
-// there are few: a new time is usually the greatest); popMin is O(1)
-// amortized. A sorted array costs less than a heap and a map beside it.
-type timeSet struct {
-	t    []time.Duration // t[head:] is the set, ascending
-	head int
-}
-
-func (s *timeSet) len() int { return len(s.t) - s.head }
-
-// min returns the least time; the set must not be empty.
-func (s *timeSet) min() time.Duration { return s.t[s.head] }
-
-func (s *timeSet) has(x time.Duration) bool {
-	_, ok := slices.BinarySearch(s.t[s.head:], x)
-	return ok
-}
-
-// add puts x in the set (once).
-func (s *timeSet) add(x time.Duration) {
-	live := s.t[s.head:]
-	i, ok := slices.BinarySearch(live, x)
-	switch {
-	case ok:
-	case i == len(live):
-		s.t = append(s.t, x)
-	default:
-		s.t = slices.Insert(s.t, s.head+i, x)
-	}
-}
-
-// popMin takes the least time out of the set and returns it; the set must
-// not be empty.
-func (s *timeSet) popMin() time.Duration {
-	x := s.t[s.head]
-	s.head++
-	switch {
-	case s.head == len(s.t):
-		s.t, s.head = s.t[:0], 0
-	case s.head >= 64 && 2*s.head >= len(s.t):
-		n := copy(s.t, s.t[s.head:])
-		s.t, s.head = s.t[:n], 0
-	}
-	return x
-}
-
 // compareJobs orders job states by (Submit, ID), the order of State.Pending
 // and State.Running.
 func compareJobs(a, b *JobState) int {

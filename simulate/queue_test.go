@@ -10,16 +10,13 @@ import (
 )
 
 // The event queue pops events in (at, kind, job, seq) order, and remove and
-// replace take out exactly a job's event of a slot, as a sorted list would;
-// the stale-time set holds each time once and pops them in order.
+// replace take out exactly a job's event of a slot, as a sorted list would.
 func TestPropertyEventQueue(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var q eventQueue
 		var model []event // pushed, not yet popped or removed
-		var ts timeSet
-		var times []time.Duration
 		for i := range rapid.IntRange(1, 200).Draw(t, "ops") {
-			switch op := rapid.IntRange(0, 3).Draw(t, "op"); {
+			switch op := rapid.IntRange(0, 2).Draw(t, "op"); {
 			case op == 0 && len(model) > 0:
 				got := q.pop()
 				// the documented order, spelled out rather than read from
@@ -63,56 +60,9 @@ func TestPropertyEventQueue(t *testing.T) {
 				if ok {
 					model = slices.Delete(model, k, k+1)
 				}
-			case op == 3:
-				d := time.Duration(rapid.IntRange(0, 20).Draw(t, "time"))
-				if ts.has(d) != slices.Contains(times, d) {
-					t.Fatalf("op %d: has(%v) = %v", i, d, ts.has(d))
-				}
-				ts.add(d)
-				if !slices.Contains(times, d) {
-					times = append(times, d)
-				}
-				if rapid.IntRange(0, 3).Draw(t, "pop") == 0 {
-					slices.Sort(times)
-					if got := ts.popMin(); got != times[0] {
-						t.Fatalf("op %d: time set popped %v, want %v", i, got, times[0])
-					}
-					times = times[1:]
-				}
 			}
 			if q.Len() != len(model) {
 				t.Fatalf("op %d: %d events queued, want %d", i, q.Len(), len(model))
-			}
-		}
-		slices.Sort(times)
-		if ts.len() != len(times) {
-			t.Fatalf("time set holds %d times, want %d", ts.len(), len(times))
-		}
-		for _, want := range times {
-			if got := ts.popMin(); got != want {
-				t.Fatalf("time set popped %v, want %v", got, want)
-			}
-		}
-	})
-}
-
-// lastEnd, which keeps its last answer for the span of times that share
-// it, answers as the plain formula max over interval lengths l of ⌊t/l⌋·l
-// (and 0) for any sequence of times.
-func TestPropertyLastEnd(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		var e engine
-		for range rapid.IntRange(0, 3).Draw(t, "lengths") {
-			e.cfg.Intervals = append(e.cfg.Intervals, time.Duration(rapid.IntRange(1, 50).Draw(t, "length")))
-		}
-		for i := range rapid.IntRange(1, 100).Draw(t, "times") {
-			at := time.Duration(rapid.IntRange(-20, 400).Draw(t, "t"))
-			want := time.Duration(0)
-			for _, l := range e.cfg.Intervals {
-				want = max(want, at/l*l)
-			}
-			if got := e.lastEnd(at); got != want {
-				t.Fatalf("time %d (%v): lastEnd = %v, want %v (intervals %v)", i, at, got, want, e.cfg.Intervals)
 			}
 		}
 	})

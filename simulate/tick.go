@@ -393,10 +393,10 @@ func (e *engine) renew(j *job, g Grant) error {
 		if e.cfg.Exhaustive {
 			j.gen++
 			if old, ok := e.q.replace(event{at: done, kind: evComplete, j: j.idx, gen: j.gen}); ok {
-				e.staleBefore(old.at, done)
+				e.staleAt(old.at)
 			}
 		} else if e.q.has(j.idx, slotRun) {
-			e.staleBefore(j.doneD, done)
+			e.staleAt(j.doneD)
 		} else {
 			e.q.push(event{at: done, kind: evComplete, j: j.idx, gen: j.gen})
 		}
