@@ -439,3 +439,35 @@ func TestWeightsTheLedgerRefusesAreBadRows(t *testing.T) {
 		}
 	}
 }
+
+// TestParseNaive: the readers' hot path parses a wall-clock time in the
+// given location and refuses, rather than normalises, a day its month does
+// not have. Its fallbacks (RFC 3339, seconds) would read some of these
+// too, in UTC, so the function is tested on its own.
+func TestParseNaive(t *testing.T) {
+	loc := time.FixedZone("UTC+8", 8*3600)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"2020-09-07 00:00:19", time.Date(2020, 9, 7, 0, 0, 19, 0, loc)},
+		{"2020-02-29 23:59:59", time.Date(2020, 2, 29, 23, 59, 59, 0, loc)},
+		{"2021-12-31T12:30:00", time.Date(2021, 12, 31, 12, 30, 0, 0, loc)},
+		{"2000-02-29 00:00:00", time.Date(2000, 2, 29, 0, 0, 0, 0, loc)},
+		{"2020-04-30 01:02:03", time.Date(2020, 4, 30, 1, 2, 3, 0, loc)},
+	} {
+		got, err := parseNaive(tc.in, loc)
+		if err != nil || !got.Equal(tc.want) || got.Location() != loc {
+			t.Errorf("parseNaive(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{
+		"2021-02-29 00:00:00", "1900-02-29 00:00:00", "2020-04-31 00:00:00", "2020-13-01 00:00:00",
+		"2020-00-10 00:00:00", "2020-01-00 00:00:00", "2020-01-01 24:00:00", "2020-01-01 00:60:00",
+		"2020-01-01 00:00:60", "2020-01-01 00:00", "2020/01/01 00:00:00", "2020-01-0a 00:00:00",
+	} {
+		if got, err := parseNaive(in, loc); !errors.Is(err, ErrTime) {
+			t.Errorf("parseNaive(%q) = %v, %v; want ErrTime", in, got, err)
+		}
+	}
+}
