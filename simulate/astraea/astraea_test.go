@@ -1,7 +1,9 @@
 package astraea
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -194,5 +196,18 @@ func TestPropertyShortcutsMatchExhaustive(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestParseNewJobOrder: every order reads back from its name; another
+// name is ErrConfig quoting it.
+func TestParseNewJobOrder(t *testing.T) {
+	for _, o := range []NewJobOrder{FIFO, Smallest} {
+		if got, err := ParseNewJobOrder(o.String()); err != nil || got != o {
+			t.Errorf("ParseNewJobOrder(%q) = %v, %v; want %v", o.String(), got, err, o)
+		}
+	}
+	if _, err := ParseNewJobOrder("largest"); !errors.Is(err, simulate.ErrConfig) || !strings.Contains(err.Error(), `"largest"`) {
+		t.Errorf(`ParseNewJobOrder("largest") = %v, want ErrConfig quoting it`, err)
 	}
 }

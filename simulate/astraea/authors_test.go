@@ -127,6 +127,64 @@ func TestStarvedBelowServesATenantUnderAFifthOfItsQuotaFirst(t *testing.T) {
 	}
 }
 
+// TestStarvedBelowCountsWhatATenantKeeps: the rule's threshold is strict,
+// and a tenant's expiring jobs do not count as held (the round decides
+// them). Two nodes of 8 GPUs, tenants x and y of quota 8, StarvedBelow
+// 0.25: the threshold is 0.25 × 8 = 2 GPUs. x holds 4 GPUs (ρ 1/4 at
+// 2 h), y holds 2 (ρ 18/16 after 16 GPUs in the first hour), both on n0.
+// Each submits one 8-GPU job; one fits, on n1. Holding exactly 2, y is
+// not starved and the ρ order serves x; when its 2 GPUs are an expiring
+// job, y holds nothing the round does not decide, is starved, and goes
+// first.
+func TestStarvedBelowCountsWhatATenantKeeps(t *testing.T) {
+	now := t0.Add(2 * time.Hour)
+	for _, c := range []struct {
+		name     string
+		expiring bool
+		want     string
+	}{
+		{"holding exactly the threshold", false, "x1"},
+		{"holding only an expiring job", true, "y1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := book(t, 16, "x", "y")
+			must(t, l.Submit(t0, "yold", "y", 16, 1))
+			must(t, l.Start(t0, "yold"))
+			must(t, l.Finish(t0.Add(time.Hour), "yold", ledger.Completed))
+			for _, j := range []struct {
+				id, tenant string
+				gpus       int
+			}{{"xr", "x", 4}, {"yr", "y", 2}} {
+				must(t, l.Submit(t0.Add(time.Hour), ledger.JobID(j.id), ledger.TenantID(j.tenant), ledger.GPUs(j.gpus), 1))
+				must(t, l.Start(t0.Add(time.Hour), ledger.JobID(j.id)))
+			}
+			x1 := pendingJob(t, l, "x1", "x", 8, now.Add(-10*time.Second))
+			y1 := pendingJob(t, l, "y1", "y", 8, now.Add(-10*time.Second))
+			must(t, l.Advance(now))
+			cl, err := placement.NewCluster([]placement.Node{{ID: "n0", GPUs: 8}, {ID: "n1", GPUs: 8}})
+			must(t, err)
+			xr := runningJob(t, cl, "xr", "x", 4, t0.Add(time.Hour), now.Add(time.Minute))
+			yEnd := now.Add(time.Minute)
+			if c.expiring {
+				yEnd = now
+			}
+			yr := runningJob(t, cl, "yr", "y", 2, t0.Add(time.Hour), yEnd)
+			s := &simulate.State{Now: now, Lease: 900 * time.Second, Cluster: cl, Pending: []*simulate.JobState{x1, y1},
+				Running: []*simulate.JobState{xr, yr}, Accounts: l.View(now), Quotas: map[string]float64{"x": 0.5, "y": 0.5}, Capacity: 16}
+			if c.expiring {
+				s.Expiring = []*simulate.JobState{yr}
+			}
+			o := DefaultOptions()
+			o.StarvedBelow = 0.25
+			p, err := New(o)
+			must(t, err)
+			if got := grantsOf(t, p, s); !slices.Contains(got, c.want) || slices.Contains(got, map[string]string{"x1": "y1", "y1": "x1"}[c.want]) {
+				t.Errorf("granted %v, want %s and not the other 8-GPU job", got, c.want)
+			}
+		})
+	}
+}
+
 func TestNoBackfillStopsATenantAtItsFirstJobThatDoesNotFit(t *testing.T) {
 	// One node of 8 GPUs, 4 of them held. Tenant x's new jobs in FIFO
 	// order: A (8 GPUs, does not fit), then B (2). The backfill stage
