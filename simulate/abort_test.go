@@ -24,14 +24,19 @@ func (a *aborter) NextWakeup(s *State) time.Time {
 }
 
 func (a *aborter) Schedule(s *State) (Decision, error) {
-	var d Decision
 	if s.Now.Equal(ts(a.abortAt)) {
-		for _, r := range s.Running {
-			d.Abort = append(d.Abort, r.Job.ID)
-		}
-		return d, nil
+		return abortAll(s), nil
 	}
 	return a.greedy.Schedule(s)
+}
+
+// abortAll is the decision that aborts every running job.
+func abortAll(s *State) Decision {
+	var d Decision
+	for _, r := range s.Running {
+		d.Abort = append(d.Abort, r.Job.ID)
+	}
+	return d
 }
 
 // TestAbortLosesTheLeasesWork: a 100 s job started at 0 and aborted at 50

@@ -25,11 +25,7 @@ func (l *idleLiar) Traits() Traits { return Traits{IdleWhenNothingFits: true} }
 func (l *idleLiar) Schedule(s *State) (Decision, error) {
 	l.calls++
 	if l.calls == 3 {
-		var d Decision
-		for _, r := range s.Running {
-			d.Abort = append(d.Abort, r.Job.ID)
-		}
-		return d, nil
+		return abortAll(s), nil
 	}
 	return l.greedy.Schedule(s)
 }
