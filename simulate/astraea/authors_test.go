@@ -86,25 +86,56 @@ func TestWaitFirstAfterServesTheLongestWaitingFirst(t *testing.T) {
 	}
 }
 
-func TestStarvedBelowServesATenantUnderAFifthOfItsQuotaFirst(t *testing.T) {
-	// Two nodes of 8 GPUs, tenants x and y of quota 8. y ran 16 GPUs for
-	// the first hour (ρ 1 at 2 h); x has run 2 GPUs since 1 h (ρ 1/8) and
-	// still holds them. Each submits one 8-GPU job; one fits. The ρ order
-	// serves x; y holds nothing, under a fifth of its quota, so with the
-	// authors' rule y goes first.
+// starvedScene is the state of the starved-tenant tests at 2 h: two nodes
+// of 8 GPUs, tenants x and y of quota 8. y ran 16 GPUs for the first hour;
+// since 1 h x has held xHolds GPUs and y yHolds (none if 0), both on n0,
+// y's job expiring now if yExpiring. Each submits one 8-GPU job, and only
+// one fits, on n1.
+func starvedScene(t *testing.T, xHolds, yHolds int, yExpiring bool) *simulate.State {
+	t.Helper()
 	now := t0.Add(2 * time.Hour)
 	l := book(t, 16, "x", "y")
 	must(t, l.Submit(t0, "yold", "y", 16, 1))
 	must(t, l.Start(t0, "yold"))
 	must(t, l.Finish(t0.Add(time.Hour), "yold", ledger.Completed))
-	must(t, l.Submit(t0.Add(time.Hour), "xr", "x", 2, 1))
-	must(t, l.Start(t0.Add(time.Hour), "xr"))
+	held := map[string]int{"xr": xHolds}
+	if yHolds > 0 {
+		held["yr"] = yHolds
+	}
+	for _, id := range []string{"xr", "yr"} {
+		if held[id] > 0 {
+			must(t, l.Submit(t0.Add(time.Hour), ledger.JobID(id), ledger.TenantID(id[:1]), ledger.GPUs(held[id]), 1))
+			must(t, l.Start(t0.Add(time.Hour), ledger.JobID(id)))
+		}
+	}
 	x1 := pendingJob(t, l, "x1", "x", 8, now.Add(-10*time.Second))
 	y1 := pendingJob(t, l, "y1", "y", 8, now.Add(-10*time.Second))
 	must(t, l.Advance(now))
 	cl, err := placement.NewCluster([]placement.Node{{ID: "n0", GPUs: 8}, {ID: "n1", GPUs: 8}})
 	must(t, err)
-	xr := runningJob(t, cl, "xr", "x", 2, t0.Add(time.Hour), now.Add(time.Minute))
+	s := &simulate.State{Now: now, Lease: 900 * time.Second, Cluster: cl, Pending: []*simulate.JobState{x1, y1},
+		Accounts: l.View(now), Quotas: map[string]float64{"x": 0.5, "y": 0.5}, Capacity: 16}
+	for _, id := range []string{"xr", "yr"} {
+		if held[id] == 0 {
+			continue
+		}
+		end := now.Add(time.Minute)
+		if id == "yr" && yExpiring {
+			end = now
+		}
+		js := runningJob(t, cl, id, id[:1], held[id], t0.Add(time.Hour), end)
+		s.Running = append(s.Running, js)
+		if end.Equal(now) {
+			s.Expiring = append(s.Expiring, js)
+		}
+	}
+	return s
+}
+
+func TestStarvedBelowServesATenantUnderAFifthOfItsQuotaFirst(t *testing.T) {
+	// x holds 2 GPUs (ρ 1/8 at 2 h), y nothing (ρ 1). The ρ order serves
+	// x; y holds nothing, under a fifth of its quota, so with the authors'
+	// rule y goes first.
 	for _, c := range []struct {
 		name string
 		frac float64
@@ -118,9 +149,7 @@ func TestStarvedBelowServesATenantUnderAFifthOfItsQuotaFirst(t *testing.T) {
 			o.StarvedBelow = c.frac
 			p, err := New(o)
 			must(t, err)
-			s := &simulate.State{Now: now, Lease: 900 * time.Second, Cluster: cl, Pending: []*simulate.JobState{x1, y1},
-				Running: []*simulate.JobState{xr}, Accounts: l.View(now), Quotas: map[string]float64{"x": 0.5, "y": 0.5}, Capacity: 16}
-			if got := grantsOf(t, p, s); !slices.Equal(got, c.want) {
+			if got := grantsOf(t, p, starvedScene(t, 2, 0, false)); !slices.Equal(got, c.want) {
 				t.Errorf("granted %v, want %v", got, c.want)
 			}
 		})
@@ -129,57 +158,27 @@ func TestStarvedBelowServesATenantUnderAFifthOfItsQuotaFirst(t *testing.T) {
 
 // TestStarvedBelowCountsWhatATenantKeeps: the rule's threshold is strict,
 // and a tenant's expiring jobs do not count as held (the round decides
-// them). Two nodes of 8 GPUs, tenants x and y of quota 8, StarvedBelow
-// 0.25: the threshold is 0.25 × 8 = 2 GPUs. x holds 4 GPUs (ρ 1/4 at
-// 2 h), y holds 2 (ρ 18/16 after 16 GPUs in the first hour), both on n0.
-// Each submits one 8-GPU job; one fits, on n1. Holding exactly 2, y is
-// not starved and the ρ order serves x; when its 2 GPUs are an expiring
-// job, y holds nothing the round does not decide, is starved, and goes
-// first.
+// them). With StarvedBelow 0.25 the threshold is 0.25 × 8 = 2 GPUs. x
+// holds 4 GPUs (ρ 1/4 at 2 h), y holds 2 (ρ 18/16). Holding exactly 2, y
+// is not starved and the ρ order serves x; when its 2 GPUs are an
+// expiring job, y holds nothing the round does not decide, is starved, and
+// goes first.
 func TestStarvedBelowCountsWhatATenantKeeps(t *testing.T) {
-	now := t0.Add(2 * time.Hour)
 	for _, c := range []struct {
-		name     string
-		expiring bool
-		want     string
+		name        string
+		expiring    bool
+		want, other string
 	}{
-		{"holding exactly the threshold", false, "x1"},
-		{"holding only an expiring job", true, "y1"},
+		{"holding exactly the threshold", false, "x1", "y1"},
+		{"holding only an expiring job", true, "y1", "x1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			l := book(t, 16, "x", "y")
-			must(t, l.Submit(t0, "yold", "y", 16, 1))
-			must(t, l.Start(t0, "yold"))
-			must(t, l.Finish(t0.Add(time.Hour), "yold", ledger.Completed))
-			for _, j := range []struct {
-				id, tenant string
-				gpus       int
-			}{{"xr", "x", 4}, {"yr", "y", 2}} {
-				must(t, l.Submit(t0.Add(time.Hour), ledger.JobID(j.id), ledger.TenantID(j.tenant), ledger.GPUs(j.gpus), 1))
-				must(t, l.Start(t0.Add(time.Hour), ledger.JobID(j.id)))
-			}
-			x1 := pendingJob(t, l, "x1", "x", 8, now.Add(-10*time.Second))
-			y1 := pendingJob(t, l, "y1", "y", 8, now.Add(-10*time.Second))
-			must(t, l.Advance(now))
-			cl, err := placement.NewCluster([]placement.Node{{ID: "n0", GPUs: 8}, {ID: "n1", GPUs: 8}})
-			must(t, err)
-			xr := runningJob(t, cl, "xr", "x", 4, t0.Add(time.Hour), now.Add(time.Minute))
-			yEnd := now.Add(time.Minute)
-			if c.expiring {
-				yEnd = now
-			}
-			yr := runningJob(t, cl, "yr", "y", 2, t0.Add(time.Hour), yEnd)
-			s := &simulate.State{Now: now, Lease: 900 * time.Second, Cluster: cl, Pending: []*simulate.JobState{x1, y1},
-				Running: []*simulate.JobState{xr, yr}, Accounts: l.View(now), Quotas: map[string]float64{"x": 0.5, "y": 0.5}, Capacity: 16}
-			if c.expiring {
-				s.Expiring = []*simulate.JobState{yr}
-			}
 			o := DefaultOptions()
 			o.StarvedBelow = 0.25
 			p, err := New(o)
 			must(t, err)
-			if got := grantsOf(t, p, s); !slices.Contains(got, c.want) || slices.Contains(got, map[string]string{"x1": "y1", "y1": "x1"}[c.want]) {
-				t.Errorf("granted %v, want %s and not the other 8-GPU job", got, c.want)
+			if got := grantsOf(t, p, starvedScene(t, 4, 2, c.expiring)); !slices.Contains(got, c.want) || slices.Contains(got, c.other) {
+				t.Errorf("granted %v, want %s and not %s", got, c.want, c.other)
 			}
 		})
 	}
