@@ -99,7 +99,7 @@ func (m *mover) Schedule(s *State) (Decision, error) {
 // job's is a bad decision naming the job.
 func TestRenewalMustNotMove(t *testing.T) {
 	_, err := Run(testConfig(1, 8, "x"), src(tj("a", "x", 1, 0, 1000)), &mover{greedy{lease: sec(60)}})
-	if !errors.Is(err, ErrBadDecision) || !strings.Contains(err.Error(), "renewal moves the job") || !strings.Contains(err.Error(), "a") {
+	if !errors.Is(err, ErrBadDecision) || !strings.Contains(err.Error(), "job a: renewal moves the job") {
 		t.Fatalf("a renewal on other GPUs: %v, want ErrBadDecision saying it moves job a", err)
 	}
 }
