@@ -719,7 +719,10 @@ func (e *engine) settle() {
 	}
 }
 
-// staleAt records a stale event at t taken out of the queue (see drop).
+// staleAt records an event at t that a naive queue would pop and ignore:
+// one taken out of the queue (see drop), or the completion a renewal
+// postpones (see renew and settle). It counts as an event, and the clock
+// ends no earlier than t.
 func (e *engine) staleAt(t time.Duration) {
 	e.res.Stats.Events++
 	e.staleMax = max(e.staleMax, t)
