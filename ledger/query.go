@@ -204,6 +204,18 @@ func (v View) JobAccount(id JobID) (Account, bool) {
 	return v.l.jobWindow(j, v.from, v.to), true
 }
 
+// WaitingRhoFalls reports whether the View's accounts let a scheduler bound
+// a waiting job's ρ_job from an earlier read: they accumulate from the
+// ledger's start (or last Reset) with nothing forgotten ([Unbounded]
+// history), and a job is never owed more than its demand ([CappedJobShare]).
+// Then a job that holds no GPUs keeps its Alloc while its FairShare grows
+// by at most its demand per second, so its ρ_job (Ratio(Alloc,
+// FairShare)) does not rise, until the next Reset. The scheduling
+// package's Queue relies on it. O(1).
+func (v View) WaitingRhoFalls() bool {
+	return v.ok && v.l.hist.kind == histUnbounded && v.l.jobShare == CappedJobShare
+}
+
 // TenantFairRate returns the tenant's current FairShare_j(t) in GPUs
 // (GPU·seconds per second) under the ledger's mode; false if unknown.
 func (v View) TenantFairRate(id TenantID) (float64, bool) {
