@@ -67,7 +67,6 @@ type job struct {
 	tenant ledger.TenantID
 	phase  phase
 
-	holding bool // GPUs held in the ledger (running, cold start or checkpoint)
 	// prog is the job's progress under the lease model: what it has done,
 	// its cold starts and checkpoints, the work it lost, when it completes.
 	prog    lease.Progress
@@ -762,7 +761,7 @@ func (e *engine) handle(ev event) error {
 	}
 	switch ev.kind {
 	case evRelease:
-		if ev.gen != j.relGen || !j.holding {
+		if ev.gen != j.relGen || !j.st.Holding {
 			return nil
 		}
 		// The GPUs were already free for planning; a policy that waits for
@@ -840,19 +839,19 @@ func (e *engine) stopHolding(j *job) error {
 	if err := e.ledgerDo("stop", j, e.now, func(l *ledger.Ledger) error { return l.Stop(e.nowAt, j.id) }); err != nil {
 		return err
 	}
-	j.holding = false
+	j.st.Holding = false
 	return e.setHeld(-j.st.Job.GPUs)
 }
 
 // begin makes a granted job hold its GPUs from now: a resume pays a cold start.
 func (e *engine) begin(j *job) error {
-	if j.holding {
+	if j.st.Holding {
 		return fmt.Errorf("%w: job %s starts while still holding GPUs at %v", ErrInvariant, j.st.Job.ID, e.nowAt)
 	}
 	if err := e.ledgerDo("start", j, e.now, func(l *ledger.Ledger) error { return l.Start(e.nowAt, j.id) }); err != nil {
 		return err
 	}
-	j.holding = true
+	j.st.Holding = true
 	if err := e.setHeld(j.st.Job.GPUs); err != nil {
 		return err
 	}
@@ -934,7 +933,7 @@ func (e *engine) complete(j *job) error {
 	if err := e.ledgerDo("finish", j, t, func(l *ledger.Ledger) error { return l.Finish(at, j.id, fs) }); err != nil {
 		return err
 	}
-	j.holding = false
+	j.st.Holding = false
 	if err := e.setHeld(-j.st.Job.GPUs); err != nil {
 		return err
 	}

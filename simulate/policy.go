@@ -43,6 +43,10 @@ type JobState struct {
 	Remaining   time.Duration       // Job.Duration - Attained (policies that model prediction error add their own noise)
 	Preemptions int
 	LastStop    time.Time // when it last stopped running (zero if it never ran or runs now for the first time)
+	// Holding is set while the job holds its GPUs, for which its ledger
+	// accounts are charged: when it runs, and when it waits while its
+	// checkpoint is being written (Status is then Pending).
+	Holding bool
 
 	// eng is the engine's record of the job, whose state this is.
 	eng *job
@@ -69,6 +73,9 @@ type State struct {
 	Accounts       ledger.View        // two-level accounts at Now (the engine's ledger; Eq. 16 unless configured)
 	Quotas         map[string]float64 // tenant -> weight (normalised so Σ = 1)
 	Capacity       int                // cluster GPUs
+	// Exhaustive is Config.Exhaustive: a policy with shortcuts of its own
+	// takes none of them, so that CompareExhaustive checks them too.
+	Exhaustive bool
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.

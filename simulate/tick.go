@@ -144,6 +144,7 @@ func (e *engine) fillState() *State {
 		Accounts:       e.books[0].View(at),
 		Quotas:         e.quotas,
 		Capacity:       e.capacity,
+		Exhaustive:     e.cfg.Exhaustive,
 	}
 	return &e.state
 }
@@ -447,7 +448,7 @@ func (e *engine) grant(j *job, g Grant, barrier time.Duration) error {
 	j.st.LastStart = e.at(barrier)
 	e.setLeaseEnd(j, barrier+g.Lease, g.Lease > 0)
 	e.stallTicks = 0
-	if barrier == e.now && !j.holding {
+	if barrier == e.now && !j.st.Holding {
 		return e.begin(j)
 	}
 	j.phase = phStarting
