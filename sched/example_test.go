@@ -278,3 +278,48 @@ func ExampleOptions_parent() {
 	// tree false: n1 granted; subtrees []
 	// tree true: o1 granted; subtrees [ai (level 1) in play]
 }
+
+// A Queue keeps waiting jobs between rounds and hands a round only those it
+// can reach. Here one tenant has five 4-GPU jobs waiting, all of which ran
+// before, on two 8-GPU nodes of which one holds a job to the end of its
+// lease: the room is two gangs of 4, so the round sees the three owed the
+// most (lowest ρ_job), not all five, and grants the same as it would
+// over all of them.
+func ExampleQueue() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l, _ := ledger.New(ledger.Config{Capacity: 16, Start: start})
+	_ = l.AddTenant(start, "A", 1)
+	q := sched.NewQueue(sched.NeverRanFirst())
+	for i := range 5 {
+		id := ledger.JobID(fmt.Sprint("job-", i))
+		_ = l.Submit(start, id, "A", 4, 1)
+		_ = l.Start(start, id)
+		_ = q.Add(sched.Candidate{Job: id, Tenant: "A", Demand: 4, Submit: start, Leases: 1})
+	}
+	// They stop one after another, job-1 first: it received the least.
+	for k, id := range []ledger.JobID{"job-1", "job-3", "job-4", "job-2", "job-0"} {
+		_ = l.Stop(start.Add(time.Duration(10*(k+1))*time.Second), id)
+	}
+	now := start.Add(time.Hour)
+	_ = l.Advance(now)
+	cluster, _ := placement.NewCluster([]placement.Node{{ID: "node-1", GPUs: 8}, {ID: "node-2", GPUs: 8}})
+	_, _ = cluster.Assign("other", 8)
+
+	var room placement.Room
+	_ = cluster.RoomWithout(&room, nil) // no lease ends now
+	cands, err := q.Append(nil, l.View(now), now, func(d ledger.GPUs) int { return room.Gangs(int(d)) })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := sched.Round(sched.Input{Accounts: l.View(now), Candidates: cands, Lease: 900 * time.Second, Placer: cluster},
+		sched.Options{Reward: sched.NewJobFirst})
+	fmt.Println("the round sees", len(cands), "of", q.Len())
+	for _, g := range res.Grants {
+		fmt.Println("granted", g.Job)
+	}
+	// Output:
+	// the round sees 3 of 5
+	// granted job-1
+	// granted job-3
+}
