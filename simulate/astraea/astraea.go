@@ -10,7 +10,9 @@
 // reads nothing of the engine but the exported [simulate.State], and knows
 // neither Phase 2's order nor where a gang fits: sched and placement decide
 // both, so a new reward, tenant order or placement mode needs no change
-// here.
+// here. Between ticks it keeps the waiting jobs in a [sched.Queue], which
+// hands each round only those it can reach; the reward, the ledger and
+// placement declare what makes that exact.
 //
 // Its variants are [Options]: Eq. 8 accounts, a single level (no tenant
 // phase), no pre-credit, reservations for starving gangs, and the order of
@@ -21,9 +23,11 @@ package astraea
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
+	"github.com/astraea-sched/astraea/placement"
 	"github.com/astraea-sched/astraea/sched"
 	"github.com/astraea-sched/astraea/simulate"
 )
@@ -191,6 +195,23 @@ type Policy struct {
 	blocked []blocked
 	young   []*simulate.JobState
 	ids     []string
+	// queue keeps the waiting jobs that hold no GPUs between rounds (nil
+	// for a variant whose round needs them all); prev is the pending list
+	// it was last brought up to date with.
+	queue  *sched.Queue
+	room   placement.Room
+	expIDs []string              // the expiring jobs, for room
+	gangs  func(ledger.GPUs) int // p.room.Gangs
+	prev   []pendingMark
+	next   []pendingMark
+	synced time.Time // the tick of the last sync
+}
+
+// pendingMark is a pending job as the queue last saw it.
+type pendingMark struct {
+	js      *simulate.JobState
+	leases  int
+	holding bool
 }
 
 // New returns the ASTRAEA policy with the given options.
@@ -224,6 +245,12 @@ func New(o Options) (*Policy, error) {
 	p.opts.Reward = p.reward
 	if o.DisplaceYoung > 0 {
 		p.opts.Trace = p.watch
+	}
+	// A reserving variant grants its held job ahead of the round, a
+	// displacing one reads every blocked pick, and a long wait is a
+	// class that changes with the clock: each needs every waiting job.
+	if o.ReserveAfter == 0 && o.DisplaceYoung == 0 && o.WaitFirstAfter == 0 {
+		p.queue = sched.NewQueue(sched.NeverRanFirst())
 	}
 	return p, nil
 }
@@ -271,9 +298,13 @@ func (s singleLevel) TenantAccount(ledger.TenantID) (ledger.Account, bool) {
 
 func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return s.v.JobAccount(id) }
 
+func (s singleLevel) WaitingRhoFalls() bool { return s.v.WaitingRhoFalls() }
+
 // Schedule runs one round on a copy of the cluster. Cost: that of
-// [sched.Round] over the pending and expiring jobs, plus the copy's
-// (see placement.Cluster.Clone).
+// [sched.Round] over the expiring jobs and the pending jobs its
+// [sched.Queue] hands it (every pending job for a variant without one, or
+// under State.Exhaustive), plus the queue's upkeep (O(pending)) and the
+// copy's (see placement.Cluster.Clone).
 func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	lease := s.Lease
 	if lease <= 0 {
@@ -283,9 +314,9 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	if p.opt.SingleLevel {
 		acc = singleLevel{s.Accounts}
 	}
-	cands := p.cands[:0]
-	for _, js := range s.Pending {
-		cands = append(cands, p.candidate(js, false))
+	cands, err := p.waiting(s, acc, p.cands[:0])
+	if err != nil {
+		return simulate.Decision{}, err
 	}
 	for _, js := range s.Expiring {
 		cands = append(cands, p.candidate(js, true))
@@ -296,7 +327,6 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	in := sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: cluster}
 	p.blocked = p.blocked[:0]
 	var res sched.Result
-	var err error
 	if p.opt.ReserveAfter > 0 {
 		res, err = p.reserver.Round(&p.rounds, s.Now, in, p.opts)
 	} else {
@@ -322,6 +352,118 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	}
 	p.grants, p.preempt, p.aborts = gs, pre, ab
 	return simulate.Decision{Grants: gs, Preempt: pre, Abort: ab}, nil
+}
+
+// waiting appends the round's waiting candidates to cands: every pending
+// job, or, with a queue, the few the round can reach (sched.Queue) and the
+// jobs still writing their checkpoint (charged for GPUs, so their ρ_job
+// can rise).
+func (p *Policy) waiting(s *simulate.State, acc sched.Accounts, cands []sched.Candidate) ([]sched.Candidate, error) {
+	if p.queue == nil || s.Exhaustive {
+		for _, js := range s.Pending {
+			cands = append(cands, p.candidate(js, false))
+		}
+		return cands, nil
+	}
+	if s.Now.Before(p.synced) {
+		// Another run, which began before this one's last tick.
+		p.queue, p.prev = sched.NewQueue(sched.NeverRanFirst()), p.prev[:0]
+	}
+	p.synced = s.Now
+	if err := p.sync(s.Pending); err != nil {
+		return cands, err
+	}
+	p.expIDs = p.expIDs[:0]
+	for _, js := range s.Expiring {
+		p.expIDs = append(p.expIDs, js.Job.ID)
+	}
+	if err := s.Cluster.RoomWithout(&p.room, p.expIDs); err != nil {
+		return cands, fmt.Errorf("astraea queue: %w", err)
+	}
+	if p.gangs == nil {
+		p.gangs = func(d ledger.GPUs) int { return p.room.Gangs(int(d)) }
+	}
+	cands, err := p.queue.Append(cands, acc, s.Now, p.gangs)
+	if err != nil {
+		return cands, fmt.Errorf("astraea queue: %w", err)
+	}
+	for _, m := range p.prev {
+		if m.holding {
+			cands = append(cands, p.candidate(m.js, false))
+		}
+	}
+	return cands, nil
+}
+
+// sync brings the queue up to date with the pending list, both sorted by
+// (Submit, ID): a job that left is removed, one that came is added, and
+// one that ran, or finished writing its checkpoint, since the last tick
+// is queued again with nothing read (its account has changed). A job
+// still writing its checkpoint is left out.
+func (p *Policy) sync(pending []*simulate.JobState) error {
+	old, next := p.prev, p.next[:0]
+	i := 0
+	for _, js := range pending {
+		for i < len(old) && old[i].js != js && compareJobs(old[i].js, js) < 0 {
+			if !old[i].holding {
+				p.queue.Remove(ledger.JobID(old[i].js.Job.ID))
+			}
+			i++
+		}
+		m := pendingMark{js: js, leases: js.Leases, holding: js.Holding}
+		switch {
+		case i < len(old) && old[i].js == js:
+			if o := old[i]; o.leases != m.leases || o.holding != m.holding {
+				if !o.holding {
+					p.queue.Remove(ledger.JobID(js.Job.ID))
+				}
+				if err := p.enqueue(m); err != nil {
+					return err
+				}
+			}
+			i++
+		case i < len(old) && compareJobs(old[i].js, js) == 0:
+			// The same job of another run: a policy may be run again.
+			if !old[i].holding {
+				p.queue.Remove(ledger.JobID(js.Job.ID))
+			}
+			i++
+			fallthrough
+		default:
+			if err := p.enqueue(m); err != nil {
+				return err
+			}
+		}
+		next = append(next, m)
+	}
+	for ; i < len(old); i++ {
+		if !old[i].holding {
+			p.queue.Remove(ledger.JobID(old[i].js.Job.ID))
+		}
+	}
+	clear(old)
+	p.prev, p.next = next, old[:0]
+	return nil
+}
+
+// enqueue queues m's job unless it is writing its checkpoint.
+func (p *Policy) enqueue(m pendingMark) error {
+	if m.holding {
+		return nil
+	}
+	if err := p.queue.Add(p.candidate(m.js, false)); err != nil {
+		return fmt.Errorf("astraea queue: %w", err)
+	}
+	return nil
+}
+
+// compareJobs orders job states by (Submit, ID), the order of
+// State.Pending.
+func compareJobs(a, b *simulate.JobState) int {
+	if c := a.Job.Submit.Compare(b.Job.Submit); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Job.ID, b.Job.ID)
 }
 
 // timeRules sets the round's orders that depend on the tick: the tenants

@@ -16,7 +16,7 @@ import (
 // benchRun simulates the snapshot end to end (open, parse, simulate) once
 // per iteration and reports simulated jobs, ticks and the cost per tick.
 // Cost: O(E log E) for E engine events, plus one round per tick that can
-// change something, over the waiting jobs that can matter (see trimmer).
+// change something, over the waiting jobs the policy's queue hands it.
 func benchRun(b *testing.B, s snapshot) {
 	dir := testtraces.Dir(b)
 	cfg := s.config(b, dir)

@@ -14,7 +14,7 @@ import (
 
 // TestPropertyBoundedSelectionIsExact runs crowded random workloads, where
 // many suspended jobs of one tenant and demand wait for a few GPUs through
-// many short leases (so the trimmer keeps few of a large group and bounds
+// many short leases (so the queue keeps few of a large group and bounds
 // the others' ρ_job from earlier rounds), with and without the fast paths:
 // the runs must be identical.
 func TestPropertyBoundedSelectionIsExact(t *testing.T) {
