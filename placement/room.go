@@ -90,7 +90,9 @@ func (r *Room) Free() int { return r.free }
 // after another: under [Strict], where a gang no larger than the largest
 // node goes on one node, the sum over nodes of ⌊free GPUs / demand⌋;
 // otherwise, or for a larger gang, ⌊free GPUs / demand⌋. 0 for a demand
-// that is not positive. O(largest free count).
+// that is not positive. It is at least 1 exactly when one gang of demand
+// GPUs fits the cluster with the allocations let go: a scheduler can tell
+// whether anything fits without placing it. O(largest free count).
 func (r *Room) Gangs(demand int) int {
 	if demand <= 0 {
 		return 0

@@ -100,17 +100,21 @@ func TestRoomWithoutRefusesAndSkipsDraining(t *testing.T) {
 	}
 }
 
-// TestPropertyRoomBoundsWhatFits: on a random cluster with random
-// allocations, a Room with some of them let go counts at least as many
-// gangs of a demand as placing them one after another on a copy with
-// those released fits, and exactly as many under Strict for a gang no
-// larger than a node.
+// TestPropertyRoomBoundsWhatFits: on a random cluster (some nodes in
+// racks) with random allocations, a Room with some of them let go counts
+// at least as many gangs of a demand as placing them one after another on
+// a copy with those released fits, exactly as many under Strict for a
+// gang no larger than a node, and none exactly when none fits.
 func TestPropertyRoomBoundsWhatFits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		mode := rapid.SampledFrom([]Mode{Strict, FewestNodes, FirstFit}).Draw(t, "mode")
 		var nodes []Node
 		for i := range rapid.IntRange(1, 6).Draw(t, "nodes") {
-			nodes = append(nodes, Node{ID: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")})
+			n := Node{ID: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")}
+			if rapid.Bool().Draw(t, "racked") {
+				n.Topology = []string{fmt.Sprint("rack", rapid.IntRange(0, 1).Draw(t, "rack"))}
+			}
+			nodes = append(nodes, n)
 		}
 		c, err := NewCluster(nodes, WithMode(mode))
 		if err != nil {
@@ -151,7 +155,7 @@ func TestPropertyRoomBoundsWhatFits(t *testing.T) {
 		}
 		got := r.Gangs(d)
 		exact := mode == Strict && d <= c.largestNode()
-		if got < fits || exact && got != fits {
+		if got < fits || exact && got != fits || (got > 0) != (fits > 0) {
 			t.Fatalf("%v, gangs of %d: room says %d, %d fit one after another", mode, d, got, fits)
 		}
 	})

@@ -98,12 +98,14 @@ func (e *engine) anyFitsWithout() bool {
 		gpus += j.st.Job.GPUs
 	}
 	e.expIDs = ids
-	free := e.cluster.Free() + gpus
+	if err := e.cluster.RoomWithout(&e.room, ids); err != nil {
+		return true // a round then reports what is wrong
+	}
 	for _, d := range e.demands {
-		if d > free {
+		if d > e.room.Free() {
 			return false
 		}
-		if _, err := e.cluster.PlaceWithout(d, ids); err == nil {
+		if e.room.Gangs(d) > 0 { // exactly when one gang of d fits
 			return true
 		}
 	}
