@@ -88,6 +88,31 @@ func TestQueueHandsTheFirstOfEachGroup(t *testing.T) {
 	}
 }
 
+// The accounts a queue read stand until time moves on or ForgetAccounts
+// drops them (after a ledger Reset, which breaks the bound).
+func TestQueueForgetAccounts(t *testing.T) {
+	acc := fallingAccounts{newAccounts()}
+	q := NewQueue(RhoOrder{})
+	for i, a := range []ledger.Account{acct(10, 100), acct(20, 100), acct(30, 100)} {
+		id := ledger.JobID(fmt.Sprint("j", i))
+		acc.jobs[id] = a
+		if err := q.Add(queued1(string(id), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := appended(t, q, acc, t0, 0); !slices.Equal(got, []string{"j0"}) {
+		t.Fatalf("%v, want j0", got)
+	}
+	acc.jobs["j2"] = acct(0, 100) // as after a Reset: lower than read
+	if got := appended(t, q, acc, t0, 0); !slices.Equal(got, []string{"j0"}) {
+		t.Fatalf("same instant, accounts kept: %v, want j0", got)
+	}
+	q.ForgetAccounts()
+	if got := appended(t, q, acc, t0, 0); !slices.Equal(got, []string{"j2"}) {
+		t.Fatalf("accounts forgotten: %v, want j2", got)
+	}
+}
+
 // Bad input is refused with a typed error and changes nothing.
 func TestQueueRefusesBadInput(t *testing.T) {
 	q := NewQueue(RhoOrder{})
