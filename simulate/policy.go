@@ -133,10 +133,10 @@ type Traits struct {
 	IdleWhenNothingFits bool
 	// RenewsWhenNothingFits: at a tick at which some leases end and no
 	// pending job would fit even if every expiring job let go of its GPUs
-	// (placement.Cluster.PlaceWithout), the policy renews every expiring
+	// (placement.Cluster.RoomWithout), the policy renews every expiring
 	// job in place for Config.Lease (DefaultLease when it is zero) and
-	// decides nothing else. The engine then renews them itself, in
-	// O(distinct pending demands) looks at the cluster.
+	// decides nothing else. The engine then renews them itself, after one
+	// look at the cluster and O(distinct pending demands) at its Room.
 	RenewsWhenNothingFits bool
 }
 
