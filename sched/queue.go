@@ -64,7 +64,11 @@ func NeverRanFirst() RhoOrder {
 // accounts declare the bound (an Accounts with a WaitingRhoFalls method
 // that reports true). Its candidates must be waiting and hold no GPUs for
 // which their accounts are still charged (a job writing its checkpoint
-// goes to the round directly). A Queue is not safe for concurrent use.
+// goes to the round directly). Tenant orders, trees, backfill or not and
+// pre-credits leave the argument whole; a [Reserver] does not (it grants
+// the job it holds nodes for ahead of the round, wherever that job ranks),
+// so hand a reserving round every candidate. A Queue is not safe for
+// concurrent use.
 type Queue struct {
 	order  RhoOrder
 	jobs   map[ledger.JobID]*queued
