@@ -215,8 +215,9 @@ const rhoSlack = 1e-9
 // depend on it).
 //
 // It fails with an error matching [ErrInvalidInput] if now is before an
-// earlier call's time, and [ErrUnknownJob] if acc has no account for a job
-// it reads; dst is then returned as it was.
+// earlier call's time or acc's AppendJobAccounts answers other than its
+// interface states, and [ErrUnknownJob] if acc has no account for a job it
+// reads; dst is then returned as it was.
 //
 // Cost: O(q + r + k) on average for q queued jobs, r of them in groups
 // larger than their cut, and k account reads, the jobs whose bounds place
@@ -376,8 +377,12 @@ func (q *Queue) read(acc Accounts, now time.Time) error {
 		}
 		as, ok := ba.AppendJobAccounts(q.accts[:0], q.ids)
 		q.accts = as
-		if !ok || len(as) != len(q.ids) {
-			return fmt.Errorf("%w: queue: no account for job %q", ErrUnknownJob, q.ids[min(len(as), len(q.ids)-1)])
+		switch {
+		case !ok && len(as) < len(q.ids):
+			return fmt.Errorf("%w: queue: no account for job %q", ErrUnknownJob, q.ids[len(as)])
+		case !ok || len(as) != len(q.ids):
+			// Not what the interface states, as a round would say.
+			return fmt.Errorf("%w: queue: AppendJobAccounts returned %d accounts for %d jobs (ok %v)", ErrInvalidInput, len(as), len(q.ids), ok)
 		}
 		for i, j := range q.stale {
 			j.acc, j.at, j.read = as[i], now, true

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,105 @@ func TestQueueHandsTheFirstOfEachGroup(t *testing.T) {
 	// Without the declaration, every job.
 	if got := appended(t, q, acc.accounts, later, 1); len(got) != 5 {
 		t.Fatalf("undeclared accounts: %v, want all five", got)
+	}
+}
+
+// countingAccounts count the job accounts read.
+type countingAccounts struct {
+	fallingAccounts
+	reads int
+}
+
+func (c *countingAccounts) JobAccount(id ledger.JobID) (ledger.Account, bool) {
+	c.reads++
+	return c.fallingAccounts.JobAccount(id)
+}
+
+// A round reads only the jobs whose bounds reach the cut. Worked by hand:
+// read at t0 with ρ_job 0.1, 0.2, 0.5 and 0.9 (owed 100 GPU·s each), one
+// second later a 1-GPU job's ρ_job is at least its Alloc / 101, so with
+// room for the single best only j1 (10/101 ≤ 0.1) can be it.
+func TestQueueReadsOnlyNearTheCut(t *testing.T) {
+	acc := &countingAccounts{fallingAccounts: fallingAccounts{newAccounts()}}
+	q := NewQueue(RhoOrder{})
+	for i, a := range []ledger.Account{acct(10, 100), acct(20, 100), acct(50, 100), acct(90, 100)} {
+		id := ledger.JobID(fmt.Sprint("j", i+1))
+		acc.jobs[id] = a
+		if err := q.Add(queued1(string(id), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := appended(t, q, acc, t0, 0); !slices.Equal(got, []string{"j1"}) || acc.reads != 4 {
+		t.Fatalf("first round: %v after %d reads, want j1 after 4", got, acc.reads)
+	}
+	acc.reads = 0
+	acc.jobs["j1"] = acct(10, 101)
+	if got := appended(t, q, acc, t0.Add(time.Second), 0); !slices.Equal(got, []string{"j1"}) || acc.reads != 1 {
+		t.Fatalf("a second later: %v after %d reads, want j1 after 1", got, acc.reads)
+	}
+}
+
+// Equal ρ_job is broken by the tie-break (earlier submission), then by id.
+func TestQueueBreaksTiesAsTheRound(t *testing.T) {
+	acc := fallingAccounts{newAccounts()}
+	q := NewQueue(RhoOrder{})
+	for i, id := range []string{"z", "y", "x"} { // z submitted first
+		c := queued1(id, 1)
+		c.Submit = t0.Add(time.Duration(i) * time.Second)
+		acc.jobs[c.Job] = acct(10, 100)
+		if err := q.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := appended(t, q, acc, t0.Add(time.Minute), 1); !slices.Equal(got, []string{"y", "z"}) {
+		t.Fatalf("%v, want the two submitted first, z and y", got)
+	}
+}
+
+// An unknown job read in one batch (a ledger View) is named in the error.
+func TestQueueNamesAnUnknownJob(t *testing.T) {
+	l, err := ledger.New(ledger.Config{Capacity: 8, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := NewQueue(RhoOrder{})
+	for _, id := range []string{"a", "b"} {
+		if err := q.Add(queued1(id, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = q.Append(nil, l.View(t0), t0, func(ledger.GPUs) int { return 0 })
+	if !errors.Is(err, ErrUnknownJob) || !strings.Contains(err.Error(), `"a"`) && !strings.Contains(err.Error(), `"b"`) {
+		t.Fatalf("error %v, want ErrUnknownJob naming a or b", err)
+	}
+}
+
+// fallingAppender is a skewedAppender that declares WaitingRhoFalls.
+type fallingAppender struct{ skewedAppender }
+
+func (fallingAppender) WaitingRhoFalls() bool { return true }
+
+// An AppendJobAccounts at fault fails the queue's read as it fails a
+// round's: too many or too few accounts, or false after all of them.
+func TestQueueAppenderAtFault(t *testing.T) {
+	for name, skew := range map[string]func([]ledger.Account) ([]ledger.Account, bool){
+		"one too many":  func(a []ledger.Account) ([]ledger.Account, bool) { return append(a, ledger.Account{}), true },
+		"one too few":   func(a []ledger.Account) ([]ledger.Account, bool) { return a[:len(a)-1], true },
+		"false, all in": func(a []ledger.Account) ([]ledger.Account, bool) { return a, false },
+	} {
+		acc := fallingAccounts{newAccounts()}
+		q := NewQueue(RhoOrder{})
+		for _, id := range []string{"a", "b"} {
+			acc.jobs[ledger.JobID(id)] = acct(1, 10)
+			if err := q.Add(queued1(id, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ids []ledger.JobID
+		faulty := fallingAppender{skewedAppender{accounts: acc.accounts, skew: skew, ids: &ids}}
+		if _, err := q.Append(nil, faulty, t0, func(ledger.GPUs) int { return 0 }); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: %v, want ErrInvalidInput", name, err)
+		}
 	}
 }
 
