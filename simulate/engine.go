@@ -1069,7 +1069,7 @@ func (e *engine) check() error {
 		set  *runSet
 		name string
 	}{{&e.running, "running"}, {&e.pending, "pending"}} {
-		if !slices.IsSortedFunc(c.set.states, compareJobs) {
+		if !slices.IsSortedFunc(c.set.states, CompareJobs) {
 			return fmt.Errorf("%w: the %s set is out of order", ErrInvariant, c.name)
 		}
 	}

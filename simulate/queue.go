@@ -393,9 +393,10 @@ func (q *eventQueue) remove(j int32, slot int) (event, bool) {
 	return q.removeAt(int(q.pos[k] - 1)), true
 }
 
-// compareJobs orders job states by (Submit, ID), the order of State.Pending
-// and State.Running.
-func compareJobs(a, b *JobState) int {
+// CompareJobs orders job states by (Submit, ID), the order of
+// State.Pending and State.Running: a policy that keeps its own copy of
+// either list, or breaks ties the engine's way, sorts by it.
+func CompareJobs(a, b *JobState) int {
 	// The ids are compared only on equal submit times: cmp.Or would
 	// compare them every time, and this order is searched at every tick.
 	if c := a.Job.Submit.Compare(b.Job.Submit); c != 0 {
@@ -404,16 +405,16 @@ func compareJobs(a, b *JobState) int {
 	return strings.Compare(a.Job.ID, b.Job.ID)
 }
 
-// insertSorted inserts x into s, kept sorted by compareJobs. O(log n) to find
+// insertSorted inserts x into s, kept sorted by CompareJobs. O(log n) to find
 // the place plus a copy of the tail (usually empty: new jobs arrive in order).
 func insertSorted(s []*JobState, x *JobState) []*JobState {
-	i, _ := slices.BinarySearchFunc(s, x, compareJobs)
+	i, _ := slices.BinarySearchFunc(s, x, CompareJobs)
 	return slices.Insert(s, i, x)
 }
 
-// removeSorted removes x from s, kept sorted by compareJobs.
+// removeSorted removes x from s, kept sorted by CompareJobs.
 func removeSorted(s []*JobState, x *JobState) []*JobState {
-	i, ok := slices.BinarySearchFunc(s, x, compareJobs)
+	i, ok := slices.BinarySearchFunc(s, x, CompareJobs)
 	if !ok || s[i] != x {
 		return s
 	}
@@ -421,7 +422,7 @@ func removeSorted(s []*JobState, x *JobState) []*JobState {
 }
 
 // runSet is a set of the engine's jobs, the running ones or the pending
-// ones, sorted by compareJobs. A state leads to its engine record
+// ones, sorted by CompareJobs. A state leads to its engine record
 // (JobState.eng), so that a tick reaches the jobs without lookups, and one
 // array is shifted per change: O(log n) to find the place plus a copy of
 // the tail, for n jobs.
@@ -431,12 +432,12 @@ type runSet struct {
 }
 
 func (r *runSet) insert(j *job) {
-	i, _ := slices.BinarySearchFunc(r.states, &j.st, compareJobs)
+	i, _ := slices.BinarySearchFunc(r.states, &j.st, CompareJobs)
 	r.states = slices.Insert(r.states, i, &j.st)
 }
 
 func (r *runSet) remove(j *job) {
-	i, ok := slices.BinarySearchFunc(r.states, &j.st, compareJobs)
+	i, ok := slices.BinarySearchFunc(r.states, &j.st, CompareJobs)
 	if !ok || r.states[i] != &j.st {
 		return
 	}

@@ -166,7 +166,7 @@ func (e *engine) collectExpired() {
 		}
 	}
 	if len(keep) > 1 {
-		slices.SortFunc(keep, func(a, b *job) int { return compareJobs(&a.st, &b.st) })
+		slices.SortFunc(keep, func(a, b *job) int { return CompareJobs(&a.st, &b.st) })
 	}
 	e.expired = keep
 	e.expState = e.expState[:0]

@@ -23,7 +23,6 @@ package astraea
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/astraea-sched/astraea/ledger"
@@ -404,7 +403,7 @@ func (p *Policy) sync(pending []*simulate.JobState) error {
 	old, next := p.prev, p.next[:0]
 	i := 0
 	for _, js := range pending {
-		for i < len(old) && old[i].js != js && compareJobs(old[i].js, js) < 0 {
+		for i < len(old) && old[i].js != js && simulate.CompareJobs(old[i].js, js) < 0 {
 			if !old[i].holding {
 				p.queue.Remove(ledger.JobID(old[i].js.Job.ID))
 			}
@@ -422,7 +421,7 @@ func (p *Policy) sync(pending []*simulate.JobState) error {
 				}
 			}
 			i++
-		case i < len(old) && compareJobs(old[i].js, js) == 0:
+		case i < len(old) && simulate.CompareJobs(old[i].js, js) == 0:
 			// The same job of another run: a policy may be run again.
 			if !old[i].holding {
 				p.queue.Remove(ledger.JobID(js.Job.ID))
@@ -455,15 +454,6 @@ func (p *Policy) enqueue(m pendingMark) error {
 		return fmt.Errorf("astraea queue: %w", err)
 	}
 	return nil
-}
-
-// compareJobs orders job states by (Submit, ID), the order of
-// State.Pending.
-func compareJobs(a, b *simulate.JobState) int {
-	if c := a.Job.Submit.Compare(b.Job.Submit); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Job.ID, b.Job.ID)
 }
 
 // timeRules sets the round's orders that depend on the tick: the tenants

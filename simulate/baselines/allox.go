@@ -102,7 +102,7 @@ func (a *AlloX) Schedule(s *simulate.State) (simulate.Decision, error) {
 		if c := cmp.Compare(x.Remaining, y.Remaining); c != 0 {
 			return c
 		}
-		return byArrival(x, y)
+		return simulate.CompareJobs(x, y)
 	}
 	run := func(group []tr) {
 		var jobs []*simulate.JobState

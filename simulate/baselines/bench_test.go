@@ -82,7 +82,7 @@ func benchState(b *testing.B, pending int) *simulate.State {
 
 func sortStates(xs []*simulate.JobState) {
 	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && byArrival(xs[j], xs[j-1]) < 0; j-- {
+		for j := i; j > 0 && simulate.CompareJobs(xs[j], xs[j-1]) < 0; j-- {
 			xs[j], xs[j-1] = xs[j-1], xs[j]
 		}
 	}

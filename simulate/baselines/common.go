@@ -36,16 +36,6 @@ func configError(policy, field string, v any, reason string) error {
 	return &ConfigError{Policy: policy, Field: field, Value: v, Reason: reason}
 }
 
-// byArrival orders jobs by (submit time, id): the tie-break of every policy.
-// The ids are compared only on a tie: cmp.Or would compare them at every
-// call, and sorting the active jobs is most of a baseline's tick.
-func byArrival(a, b *simulate.JobState) int {
-	if c := a.Job.Submit.Compare(b.Job.Submit); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Job.ID, b.Job.ID)
-}
-
 // timeKey is a time as a sort key without pointers: a slice of them sorts
 // without a write barrier at each swap and compares without reading the
 // jobs the times belong to.

@@ -183,7 +183,7 @@ func (g *GandivaFair) Schedule(s *simulate.State) (simulate.Decision, error) {
 			if c != 0 {
 				return c
 			}
-			return byArrival(jobs[a.i], jobs[b.i])
+			return simulate.CompareJobs(jobs[a.i], jobs[b.i])
 		})
 		sorted = sorted[:0]
 		for _, k := range ks {

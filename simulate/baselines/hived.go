@@ -225,7 +225,7 @@ func (h *HiveD) Schedule(s *simulate.State) (simulate.Decision, error) {
 		if c := b.LastStart.Compare(a.LastStart); c != 0 {
 			return c
 		}
-		return byArrival(b, a)
+		return simulate.CompareJobs(b, a)
 	})
 
 	p := newPlan(s)

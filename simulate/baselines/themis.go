@@ -127,7 +127,7 @@ func (t *Themis) Schedule(s *simulate.State) (simulate.Decision, error) {
 		if c := cmp.Compare(b.rho, a.rho); c != 0 {
 			return c
 		}
-		return byArrival(a.js, b.js)
+		return simulate.CompareJobs(a.js, b.js)
 	})
 	k := int(math.Ceil(t.cfg.Fairness * float64(len(cands))))
 

@@ -180,7 +180,7 @@ func (t *Tiresias) Schedule(s *simulate.State) (simulate.Decision, error) {
 		if c, ok := a.submit.compare(b.submit); c != 0 && ok {
 			return c
 		}
-		return byArrival(jobs[a.i], jobs[b.i])
+		return simulate.CompareJobs(jobs[a.i], jobs[b.i])
 	})
 	defer func() { clear(t.js); clear(t.st) }() // hold no job past the tick
 
