@@ -17,6 +17,7 @@ type Room struct {
 	counts  []int // by free count: nodes accepting placements with that many free GPUs
 	// scratch
 	freed []nodeFreed
+	ids   []string
 }
 
 // nodeFreed is a node's GPUs that the allocations let go of.
@@ -29,23 +30,22 @@ type nodeFreed struct{ ord, gpus int }
 // The cluster is not changed. O(distinct free counts + s log s) for the
 // s slots of the allocations, plus an expected O(1) lookup per id.
 func (c *Cluster) RoomWithout(r *Room, ids []string) error {
+	r.ids = append(r.ids[:0], ids...)
+	slices.Sort(r.ids)
+	defer clear(r.ids) // hold no caller's id
+	for i := 1; i < len(r.ids); i++ {
+		if r.ids[i] == r.ids[i-1] {
+			return &Error{Op: "room", Allocation: r.ids[i], Err: ErrUnknownAllocation, Detail: "listed twice"}
+		}
+	}
 	freed := r.freed[:0]
-	for i, id := range ids {
+	for _, id := range ids {
 		a, ok := c.getAlloc(id)
-		if !ok || slices.Contains(ids[:i], id) && len(ids) <= 16 {
-			return &Error{Op: "room", Allocation: id, Err: ErrUnknownAllocation, Detail: "not allocated, or listed twice"}
+		if !ok {
+			return &Error{Op: "room", Allocation: id, Err: ErrUnknownAllocation, Detail: "not allocated"}
 		}
 		for k, s := range a.p.Slots {
 			freed = append(freed, nodeFreed{c.slotOrd(a, k), len(s.GPUs)})
-		}
-	}
-	if len(ids) > 16 {
-		seen := make(map[string]struct{}, len(ids))
-		for _, id := range ids {
-			if _, dup := seen[id]; dup {
-				return &Error{Op: "room", Allocation: id, Err: ErrUnknownAllocation, Detail: "listed twice"}
-			}
-			seen[id] = struct{}{}
 		}
 	}
 	slices.SortFunc(freed, func(a, b nodeFreed) int { return cmp.Compare(a.ord, b.ord) })
