@@ -377,12 +377,11 @@ func (q *Queue) read(acc Accounts, now time.Time) error {
 		}
 		as, ok := ba.AppendJobAccounts(q.accts[:0], q.ids)
 		q.accts = as
-		switch {
-		case !ok && len(as) < len(q.ids):
-			return fmt.Errorf("%w: queue: no account for job %q", ErrUnknownJob, q.ids[len(as)])
-		case !ok || len(as) != len(q.ids):
-			// Not what the interface states, as a round would say.
-			return fmt.Errorf("%w: queue: AppendJobAccounts returned %d accounts for %d jobs (ok %v)", ErrInvalidInput, len(as), len(q.ids), ok)
+		switch unknown, fault := checkBatch(len(as), len(q.ids), ok); {
+		case unknown >= 0:
+			return fmt.Errorf("%w: queue: no account for job %q", ErrUnknownJob, q.ids[unknown])
+		case fault != "":
+			return fmt.Errorf("%w: queue: %s", ErrInvalidInput, fault)
 		}
 		for i, j := range q.stale {
 			j.acc, j.at, j.read = as[i], now, true

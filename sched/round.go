@@ -646,14 +646,27 @@ func (r *round) jobAccounts(es []candEntry) ([]ledger.Account, error) {
 	accts, ok := r.batch.AppendJobAccounts(r.batchAccts[:0], ids)
 	clear(ids) // hold no caller's id past the round
 	r.batchIDs, r.batchAccts = ids[:0], accts[:0]
-	switch {
-	case !ok && len(accts) < len(es):
-		return nil, r.unknownJob(es[len(accts)].ci)
-	case !ok || len(accts) != len(es):
-		// Not what the interface states: no unknown job to name.
-		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: fmt.Sprintf("AppendJobAccounts returned %d accounts for %d jobs (ok %v)", len(accts), len(es), ok)}
+	switch unknown, fault := checkBatch(len(accts), len(es), ok); {
+	case unknown >= 0:
+		return nil, r.unknownJob(es[unknown].ci)
+	case fault != "":
+		return nil, &Error{Index: -1, Err: ErrInvalidInput, Msg: fault}
 	}
 	return accts, nil
+}
+
+// checkBatch judges an AppendJobAccounts answer of got accounts for n ids
+// against its interface: unknown is the index of the id it stopped at, or
+// -1; fault, if not empty, says how the answer breaks the interface (no
+// unknown job to name then).
+func checkBatch(got, n int, ok bool) (unknown int, fault string) {
+	switch {
+	case !ok && got < n:
+		return got, ""
+	case !ok || got != n:
+		return -1, fmt.Sprintf("AppendJobAccounts returned %d accounts for %d jobs (ok %v)", got, n, ok)
+	}
+	return -1, ""
 }
 
 // unknownJob is the error of candidate ci, whose job has no account.
