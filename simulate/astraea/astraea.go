@@ -250,6 +250,7 @@ func New(o Options) (*Policy, error) {
 	// class that changes with the clock: each needs every waiting job.
 	if o.ReserveAfter == 0 && o.DisplaceYoung == 0 && o.WaitFirstAfter == 0 {
 		p.queue = sched.NewQueue(sched.NeverRanFirst())
+		p.gangs = func(d ledger.GPUs) int { return p.room.Gangs(int(d)) }
 	}
 	return p, nil
 }
@@ -378,9 +379,6 @@ func (p *Policy) waiting(s *simulate.State, acc sched.Accounts, cands []sched.Ca
 	}
 	if err := s.Cluster.RoomWithout(&p.room, p.expIDs); err != nil {
 		return cands, fmt.Errorf("astraea queue: %w", err)
-	}
-	if p.gangs == nil {
-		p.gangs = func(d ledger.GPUs) int { return p.room.Gangs(int(d)) }
 	}
 	cands, err := p.queue.Append(cands, acc, s.Now, p.gangs)
 	if err != nil {
