@@ -75,6 +75,18 @@ func (w withoutPlacerOnly) PlaceWithout(d int, ids []string) (placement.Placemen
 	return w.c.PlaceWithout(d, ids)
 }
 
+// clonerPlacer gives an opaquePlacer a ClonePlacer: the optimistic view
+// as a copy of the cluster, taken once per round.
+type clonerPlacer struct {
+	opaquePlacer
+	c *placement.Cluster
+}
+
+func (p clonerPlacer) ClonePlacer() placement.Placer {
+	c := p.c.Clone()
+	return clonerPlacer{opaquePlacer{c}, c}
+}
+
 // cluster returns a cluster of nodes nodes of gpus GPUs each; tb is a
 // testing.TB or a *rapid.T.
 func cluster(tb interface {

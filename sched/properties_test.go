@@ -180,15 +180,20 @@ func TestPropertyRoundMatchesReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := genScenario(t)
 		got := s.matchesReference(t)
-		// The same round without a clone of the placer (temporary releases
-		// instead of an optimistic copy) decides the same.
-		opaque, _, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return opaquePlacer{c} })
+		// The round on the cluster itself takes its optimistic looks with
+		// PlaceWithout. The same round with the optimistic view as a copy
+		// (ClonePlacer), or by temporary releases (a Placer with neither),
+		// decides the same.
+		cloned, _, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return clonerPlacer{opaquePlacer{c}, c} })
+		if !reflect.DeepEqual(got.Grants, cloned.Grants) || !reflect.DeepEqual(got.Released, cloned.Released) {
+			t.Fatalf("a cloning placer decides differently\n got  %+v\n want %+v", cloned.Grants, got.Grants)
+		}
+		opaque, opaqueCl, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return opaquePlacer{c} })
 		if !reflect.DeepEqual(got.Grants, opaque.Grants) || !reflect.DeepEqual(got.Released, opaque.Released) {
 			t.Fatalf("opaque placer decides differently\n got  %+v\n want %+v", opaque.Grants, got.Grants)
 		}
-		// Its one-call optimistic look (PlaceWithout) gives the very same
-		// result, reasons included, and leaves the same cluster.
-		opaque, opaqueCl, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return opaquePlacer{c} })
+		// The one-call look gives the very same result as temporary
+		// releases, reasons included, and leaves the same cluster.
 		without, withoutCl, _ := s.run(t, s.in.Candidates, func(c *placement.Cluster) placement.Placer { return withoutPlacerOnly{opaquePlacer{c}, c} })
 		if !reflect.DeepEqual(opaque, without) {
 			t.Fatalf("PlaceWithout decides differently\n got  %+v\n want %+v", without, opaque)

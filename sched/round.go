@@ -27,12 +27,16 @@ type (
 	}
 	// freeCounter lets a round stop as soon as no GPU is left.
 	freeCounter interface{ Free() int }
-	// clusterCloner copies a placement.Cluster (or a type embedding one).
-	clusterCloner interface{ Clone() *placement.Cluster }
 	// withoutPlacer places as if some allocations were released, leaving
 	// them as they are (placement.Cluster implements it).
 	withoutPlacer interface {
 		PlaceWithout(demand int, ids []string) (placement.Placement, error)
+	}
+	// clusterCloner copies a placement.Cluster (or a type embedding one),
+	// whose node count says what a copy costs.
+	clusterCloner interface {
+		Clone() *placement.Cluster
+		Len() int
 	}
 	// allocReserver makes room for the allocations a round is about to
 	// make (placement.Cluster implements it).
@@ -41,15 +45,21 @@ type (
 
 // Cloner is an optional face of a Placer: an independent copy of its state.
 // A round uses a copy (taken at most once) as its optimistic view, in which
-// the expiring jobs not yet decided are released. *placement.Cluster, and
-// any type with its Clone method, is recognized without implementing
-// Cloner. Without a copy the round computes the same view by releasing
-// those jobs for a moment on the Placer itself, which costs O(expiring jobs)
-// placer operations per look instead of one; a Placer with
-// placement.Cluster's PlaceWithout method takes that look in one call,
+// the expiring jobs not yet decided are released. Without one, a Placer
+// with placement.Cluster's PlaceWithout method takes each look in one call,
 // which frees and holds again those jobs' GPUs without releasing and
-// allocating them (still O(slots of the expiring jobs) node updates per
-// look, but no allocation index update and no copy of their placements).
+// allocating them: O(slots of the expiring jobs) node updates per look, no
+// allocation index update, no copy of their placements. Any other Placer
+// gets the same view by releasing those jobs for a moment, O(expiring jobs)
+// placer operations per look.
+//
+// A *placement.Cluster, or a type embedding one, is looked at with
+// PlaceWithout until the round's looks have marked as many slots as the
+// cluster has nodes, and copied then (Clone): a round on a small cluster,
+// or with few expiring jobs, takes few looks (a demand that failed one is
+// not looked at again) and does not pay for a copy, which costs more than
+// the copy itself — both clusters then copy the pages they write. The
+// answers are the same either way.
 type Cloner interface {
 	ClonePlacer() placement.Placer
 }
@@ -136,6 +146,7 @@ type round struct {
 	cl      *placement.Cluster // the Placer, if it is a Cluster itself
 	without withoutPlacer      // the Placer's PlaceWithout, if any
 	looks   []string           // the ids released for an optimistic look
+	marked  int                // slots the round's PlaceWithout looks have marked free
 	expHeld int                // GPUs held by running candidates not yet decided
 	// GPUs granted so far (new and renewed), for growGrants' estimate
 	grantedGPUs int
@@ -337,7 +348,7 @@ func (r *round) init(in Input, opts Options) error {
 		}
 	}
 	r.opts, r.lease, r.leaseD, r.p = opts, in.Lease.Seconds(), in.Lease, in.Placer
-	r.a, r.cloner, r.ccl, r.free, r.cl, r.expHeld, r.full, r.steps = nil, nil, nil, nil, nil, 0, false, 0
+	r.a, r.cloner, r.ccl, r.free, r.cl, r.expHeld, r.marked, r.full, r.steps = nil, nil, nil, nil, nil, 0, 0, false, 0
 	r.hasRest = false
 	r.grantedGPUs = 0
 	r.running = r.running[:0]
@@ -1207,7 +1218,7 @@ func (r *round) optimisticPlace(ci int32, d int) (placement.Placement, error) {
 		slices.SortFunc(ow, func(a, b ownerSlot) int { return cmp.Compare(a.h, b.h) })
 		r.owners = ow
 	}
-	if r.a == nil && (r.cloner != nil || r.ccl != nil) {
+	if r.a == nil && (r.cloner != nil || r.ccl != nil && (r.without == nil || r.marked >= r.ccl.Len())) {
 		var a placement.Placer
 		if r.cloner != nil {
 			a = r.cloner.ClonePlacer()
@@ -1273,6 +1284,7 @@ func (r *round) placeWithout(d int) (placement.Placement, error) {
 	for _, e := range r.running {
 		if r.undecidedHolder(e) {
 			ids = append(ids, string(r.in[e].Job))
+			r.marked += len(r.in[e].Placement.Slots)
 		}
 	}
 	q, err := r.without.PlaceWithout(d, ids)

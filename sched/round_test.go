@@ -870,3 +870,72 @@ func TestRounderKeepsNoStaleGrantsOrEntries(t *testing.T) {
 		stale(c.name, len(res.Grants))
 	}
 }
+
+// copyCounter is a Cluster that counts the copies a round takes of it.
+type copyCounter struct {
+	*placement.Cluster
+	copies *int
+}
+
+func (c copyCounter) Clone() *placement.Cluster { *c.copies++; return c.Cluster.Clone() }
+
+// A round on a Cluster looks among the expiring jobs with PlaceWithout,
+// and copies the cluster for its optimistic view only once its looks have
+// marked as many slots as the cluster has nodes. Tenant A's new jobs come
+// before B's expiring E1 and E2, each on a node of 4 GPUs; jobs O hold the
+// other nodes.
+func TestOptimisticLooksCopyAClusterOnlyWhenMany(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		nodes   int
+		pending []Candidate
+		copies  int
+		granted []ledger.JobID
+	}{
+		// P1 looks, marking the slots of E1 and E2 (2 < 4 nodes), and takes
+		// half of E1's node; E1, preempted, looks again (3 < 4) and takes
+		// E2's node, E2 let go.
+		{"few marks", 4, []Candidate{{Job: "P1", Tenant: "A", Demand: 2, Submit: t0}}, 0, []ledger.JobID{"P1", "E1"}},
+		// The same on 2 nodes: E1's look finds 2 slots marked and copies.
+		{"many marks", 2, []Candidate{{Job: "P1", Tenant: "A", Demand: 2, Submit: t0}}, 1, []ledger.JobID{"P1", "E1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := cluster(t, tc.nodes, 4)
+			e1, _ := cl.Place(4)
+			must(t, cl.Allocate("E1", e1))
+			e2, _ := cl.Place(4)
+			must(t, cl.Allocate("E2", e2))
+			for i := 2; i < tc.nodes; i++ {
+				o, _ := cl.Place(4)
+				must(t, cl.Allocate(fmt.Sprint("O", i), o))
+			}
+			acc := newAccounts()
+			acc.tenant("A", 0, 3600, 4)
+			acc.tenant("B", 3600, 3600, 4)
+			acc.job("E1", 2)
+			acc.job("E2", 2)
+			cands := []Candidate{
+				{Job: "E1", Tenant: "B", Demand: 4, Running: true, Placement: e1, Leases: 1},
+				{Job: "E2", Tenant: "B", Demand: 4, Running: true, Placement: e2, Leases: 1},
+			}
+			for _, c := range tc.pending {
+				acc.job(c.Job, 0)
+				cands = append(cands, c)
+			}
+			copies := 0
+			res, err := Round(Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: copyCounter{cl, &copies}}, Options{Reward: NewJobFirst})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var granted []ledger.JobID
+			for _, g := range res.Grants {
+				if g.Kind == New {
+					granted = append(granted, g.Job)
+				}
+			}
+			if !slices.Equal(granted, tc.granted) || copies != tc.copies {
+				t.Fatalf("new grants %v with %d copies, want %v with %d", granted, copies, tc.granted, tc.copies)
+			}
+		})
+	}
+}
