@@ -63,10 +63,10 @@ func ExampleRound() {
 	// B1 waits: does not fit: needs 8 GPUs, largest free block 4 (4 free in total)
 }
 
-// A running job whose lease ends is a candidate too: selected again, it is
-// renewed on exactly its GPUs; here the lower-ρ tenant's new job needs them,
-// so the expiring job is preempted and must be checkpointed.
-func ExampleRound_preemption() {
+// preemptionRound is a round on one node of 8 GPUs held by tenant A's
+// job "old", whose lease ends, with tenant B's new job "new" waiting for
+// them; B has received nothing yet.
+func preemptionRound() (*placement.Cluster, sched.Input) {
 	cluster, _ := placement.NewCluster([]placement.Node{{ID: "node-1", GPUs: 8}})
 	old := placement.Placement{Slots: []placement.Slot{{Node: "node-1", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}}
 	_ = cluster.Allocate("old", old) // running since the last round
@@ -74,7 +74,7 @@ func ExampleRound_preemption() {
 		tenants: map[ledger.TenantID]ledger.Account{"A": acct(7200, 7200), "B": acct(0, 7200)},
 		jobs:    map[ledger.JobID]ledger.Account{"old": acct(7200, 7200), "new": acct(0, 0)},
 	}
-	res, _ := sched.Round(sched.Input{
+	return cluster, sched.Input{
 		Accounts: accounts,
 		Lease:    900 * time.Second,
 		Placer:   cluster,
@@ -82,7 +82,15 @@ func ExampleRound_preemption() {
 			{Job: "old", Tenant: "A", Demand: 8, Running: true, Placement: old, Leases: 1},
 			{Job: "new", Tenant: "B", Demand: 8},
 		},
-	}, sched.Options{Reward: sched.NewJobFirst})
+	}
+}
+
+// A running job whose lease ends is a candidate too: selected again, it is
+// renewed on exactly its GPUs; here the lower-ρ tenant's new job needs them,
+// so the expiring job is preempted and must be checkpointed.
+func ExampleRound_preemption() {
+	_, in := preemptionRound()
+	res, _ := sched.Round(in, sched.Options{Reward: sched.NewJobFirst})
 	g := res.Grants[0]
 	fmt.Printf("%s gets a %s lease, preempting %v\n", g.Job, g.Kind, g.Preempts)
 	for _, r := range res.Released {
@@ -91,6 +99,27 @@ func ExampleRound_preemption() {
 	// Output:
 	// new gets a new lease, preempting [old]
 	// release old for new
+}
+
+// Plan decides the round of ExampleRound_preemption on the live cluster
+// and leaves the cluster as it was, for a scheduler that applies the
+// decisions itself: after the plan the old job still holds its GPUs.
+func ExampleRounder_Plan() {
+	cluster, in := preemptionRound()
+	var x sched.Rounder
+	res, err := x.Plan(in, sched.Options{Reward: sched.NewJobFirst})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, g := range res.Grants {
+		fmt.Printf("plan: %s on %v, preempting %v\n", g.Job, g.Placement.Slots, g.Preempts)
+	}
+	held, _ := cluster.Allocation("old")
+	fmt.Println("old still holds", held.Slots, "until the plan is applied")
+	// Output:
+	// plan: new on [{node-1 [0 1 2 3 4 5 6 7]}], preempting [old]
+	// old still holds [{node-1 [0 1 2 3 4 5 6 7]}] until the plan is applied
 }
 
 // A scheduler that runs a round every few seconds keeps one Rounder, whose

@@ -353,3 +353,56 @@ func TestFailedRestoreAfterAFailedReleaseIsReported(t *testing.T) {
 	}
 	unchanged(t, cl, before, "E1", "E2", "E3", "N1")
 }
+
+// A Placer that refuses a step of Plan's undo fails the plan with ErrPlacer
+// naming the job whose undo it refused, wrapping its error; the rest of
+// the undo is done.
+func TestPlanReportsARefusedUndo(t *testing.T) {
+	setup := func() (*placement.Cluster, []Candidate) {
+		cl := cluster(t, 2, 8)
+		e1, _ := cl.Place(8)
+		must(t, cl.Allocate("E1", e1))
+		return cl, []Candidate{
+			{Job: "E1", Tenant: "B", Demand: 8, Running: true, Placement: e1, Leases: 1},
+			{Job: "N1", Tenant: "A", Demand: 8, Submit: t0},
+			{Job: "N2", Tenant: "A", Demand: 8, Submit: t0.Add(1)}, // takes E1's node
+		}
+	}
+	rhos := map[ledger.JobID]ledger.Rho{"E1": 2, "N1": 0, "N2": 0}
+	plan := func(p placement.Placer, cands []Candidate) (Result, error) {
+		acc := newAccounts()
+		acc.tenant("A", 0, 3600, 8)
+		acc.tenant("B", 36000, 3600, 8) // far above its share: A stays first
+		for id, rho := range rhos {
+			acc.job(id, rho)
+		}
+		var x Rounder
+		return x.Plan(Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: p}, Options{Reward: NewJobFirst})
+	}
+	cl, cands := setup()
+	count := &faults{fail: -1}
+	res, err := plan(faultyPlacer{cl, count}, cands)
+	if err != nil || len(res.Released) != 1 || len(res.Grants) != 2 {
+		t.Fatalf("plan: %+v, %v; want N1 and N2 granted, E1 released", res, err)
+	}
+	before := map[string]placement.Placement{"E1": cands[0].Placement}
+	unchanged(t, cl, before, "E1", "N1", "N2")
+	// The undo's three calls are the last: release N1, release N2,
+	// allocate E1. What each refusal leaves held: the job refused its
+	// release, and E1 if its GPUs are free again.
+	held := []map[string]bool{{"N1": true, "E1": true}, {"N2": true}, {}}
+	for k, job := range []string{"N1", "N2", "E1"} {
+		cl, cands := setup()
+		f := &faults{fail: count.calls - 3 + k}
+		_, err := plan(faultyPlacer{cl, f}, cands)
+		var e *Error
+		if !errors.Is(err, ErrPlacer) || !errors.Is(err, errInjected) || !errors.As(err, &e) || string(e.Job) != job {
+			t.Fatalf("undo fault %d: %v, want ErrPlacer naming %s", k, err, job)
+		}
+		for _, id := range []string{"E1", "N1", "N2"} {
+			if _, ok := cl.Allocation(id); ok != held[k][id] {
+				t.Errorf("undo fault %d: %s held %v, want %v", k, id, ok, held[k][id])
+			}
+		}
+	}
+}

@@ -549,3 +549,44 @@ func TestPropertyBatchAccountsDecideAlike(t *testing.T) {
 		}
 	})
 }
+
+// Plan returns what Round returns and leaves the cluster as it found it:
+// the same allocations, the same answer to every placement, and a next
+// round that decides as on a cluster the plan never touched.
+func TestPropertyPlanDecidesAsRoundAndLeavesThePlacer(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		want, _, _ := s.run(t, s.in.Candidates, nil)
+		cl := s.cl.Clone()
+		in := s.in
+		in.Placer = cl
+		var x Rounder
+		got, err := x.Plan(in, s.opts)
+		if err != nil {
+			t.Fatalf("plan: %v", err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("plan differs from the round\n got  %+v\n want %+v", got, want)
+		}
+		if err := cl.Check(); err != nil {
+			t.Fatalf("cluster invariant after the plan: %v", err)
+		}
+		if !reflect.DeepEqual(allocations(cl), allocations(s.cl)) {
+			t.Fatalf("the plan left allocations %v, want %v", allocations(cl), allocations(s.cl))
+		}
+		for d := 1; d <= s.cl.Capacity()+1; d++ {
+			p, perr := cl.Place(d)
+			q, qerr := s.cl.Place(d)
+			if !p.Equal(q) || fmt.Sprint(perr) != fmt.Sprint(qerr) {
+				t.Fatalf("after the plan Place(%d) = %v, %v; before, %v, %v", d, p, perr, q, qerr)
+			}
+		}
+		again, err := x.Round(in, s.opts)
+		if err != nil {
+			t.Fatalf("round after the plan: %v", err)
+		}
+		if !reflect.DeepEqual(again, want) {
+			t.Fatalf("round after the plan differs\n got  %+v\n want %+v", again, want)
+		}
+	})
+}

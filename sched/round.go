@@ -189,14 +189,32 @@ type Rounder struct{ r round }
 
 // Round runs one round; see the function [Round] for what it does and costs.
 // The returned Result is valid until the next call.
-func (x *Rounder) Round(in Input, opts Options) (Result, error) {
+func (x *Rounder) Round(in Input, opts Options) (Result, error) { return x.round(in, opts, false) }
+
+// Plan runs a round like [Rounder.Round] and returns the same Result, but
+// leaves the Placer as it found it: the new grants are released and the
+// running jobs the round released are allocated again. A scheduler that
+// applies a Result itself (a simulator, a controller that binds the jobs)
+// plans on its live Placer, then, rather than on a copy, which on a
+// placement.Cluster costs more than the copy: both clusters copy the
+// pages they write next. The undo costs O(grants + released jobs) placer
+// operations. If the Placer refuses an undo the plan fails with ErrPlacer
+// naming the job, the rest of the undo done.
+func (x *Rounder) Plan(in Input, opts Options) (Result, error) { return x.round(in, opts, true) }
+
+func (x *Rounder) round(in Input, opts Options, plan bool) (Result, error) {
 	r := &x.r
 	if err := r.init(in, opts); err != nil {
 		r.keep() // init may have taken some of in before it stopped
 		return Result{}, err
 	}
-	if err := r.run(); err != nil {
-		r.undo()
+	err := r.run()
+	if err == nil && plan {
+		err = r.undo()
+	} else if err != nil {
+		_ = r.undo() // the round's error is the one to report
+	}
+	if err != nil {
 		clear(r.res.Grants) // the caller never sees them
 		r.res.Grants = r.res.Grants[:0]
 		r.keep()
@@ -1049,18 +1067,25 @@ func (r *round) release(ci int32) error {
 
 // undo restores the Placer as it was before the round: the new grants are
 // released and the released running jobs are allocated again. The state of
-// the candidates says exactly what was done, so no log is kept.
-func (r *round) undo() {
+// the candidates says exactly what was done, so no log is kept. It goes on
+// past a refusal and returns the first, naming its job.
+func (r *round) undo() error {
+	var first error
 	for i := range r.cands {
 		if r.cands[i].status == granted {
-			_, _ = r.p.Release(string(r.in[i].Job))
+			if _, err := r.p.Release(string(r.in[i].Job)); err != nil && first == nil {
+				first = r.placerErr(int32(i), "release a grant to undo the round", err)
+			}
 		}
 	}
 	for _, e := range r.running {
 		if r.cands[e].freed {
-			_ = r.p.Allocate(string(r.in[e].Job), r.in[e].Placement)
+			if err := r.p.Allocate(string(r.in[e].Job), r.in[e].Placement); err != nil && first == nil {
+				first = r.placerErr(e, "allocate again to undo the round", err)
+			}
 		}
 	}
+	return first
 }
 
 // forgetFailures forgets the failed demands, at the start of a round.

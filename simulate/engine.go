@@ -22,7 +22,7 @@ import (
 var (
 	// ErrBadDecision: a policy returned an impossible decision (unknown or
 	// duplicate job, a renewal of a job that is not running, a grant that
-	// does not fit or breaks the gang).
+	// does not fit or breaks the gang, a cluster left changed).
 	ErrBadDecision = errors.New("simulate: invalid policy decision")
 	// ErrUnknownTenant: a job's tenant has no quota.
 	ErrUnknownTenant = errors.New("simulate: job of a tenant without quota")

@@ -332,6 +332,20 @@ type badPolicy struct{ d Decision }
 func (badPolicy) Name() string                        { return "bad" }
 func (b badPolicy) Schedule(*State) (Decision, error) { return b.d, nil }
 
+// grabbingPolicy allocates the first pending job on the engine's cluster
+// instead of granting it.
+type grabbingPolicy struct{}
+
+func (grabbingPolicy) Name() string { return "grabbing" }
+func (grabbingPolicy) Schedule(s *State) (Decision, error) {
+	if len(s.Pending) > 0 {
+		if q, err := s.Cluster.Place(s.Pending[0].Job.GPUs); err == nil {
+			_ = s.Cluster.Allocate(s.Pending[0].Job.ID, q)
+		}
+	}
+	return Decision{}, nil
+}
+
 func TestRunRejectsBadInput(t *testing.T) {
 	tests := []struct {
 		name string
@@ -343,6 +357,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"a preemption of a pending job", []trace.Job{tj("a", "x", 1, 0, 1)}, badPolicy{Decision{Preempt: []string{"a"}}}, ErrBadDecision},
 		{"a renewal of a pending job", []trace.Job{tj("a", "x", 1, 0, 1)}, badPolicy{Decision{Grants: []Grant{{Job: "a", Renew: true}}}}, ErrBadDecision},
 		{"a policy that never schedules", []trace.Job{tj("a", "x", 1, 0, 1)}, badPolicy{}, ErrStalled},
+		{"a policy that changes the cluster", []trace.Job{tj("a", "x", 1, 0, 1)}, grabbingPolicy{}, ErrBadDecision},
 		{"a tenant without quota", []trace.Job{tj("a", "nobody", 1, 0, 1)}, &greedy{}, ErrUnknownTenant},
 		{"a job without GPUs", []trace.Job{tj("a", "x", 0, 0, 1)}, &greedy{}, ErrBadJob},
 		{"a duplicate job id", []trace.Job{tj("a", "x", 1, 0, 100), tj("a", "x", 1, 1, 1)}, &greedy{}, ErrBadJob},

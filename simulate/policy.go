@@ -53,8 +53,10 @@ type JobState struct {
 }
 
 // State is what a policy sees at a scheduling tick. Cluster reflects running
-// jobs (allocation id = job ID); a policy that plans must Clone it. Pending and
-// Running are sorted by (Submit, ID).
+// jobs (allocation id = job ID); a policy that plans must leave it as it
+// found it, by planning on a Clone or with sched.Rounder.Plan, which undoes
+// its round (a changed GPU count fails the run with ErrBadDecision).
+// Pending and Running are sorted by (Submit, ID).
 type State struct {
 	Now      time.Time
 	Interval time.Duration

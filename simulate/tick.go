@@ -45,9 +45,14 @@ func (e *engine) tick(t time.Duration) error {
 		}
 	}
 	s := e.fillState()
+	used, free := e.cluster.Used(), e.cluster.Free()
 	d, err := e.pol.Schedule(s)
 	if err != nil {
 		return fmt.Errorf("simulate: policy %s at %v: %w", e.pol.Name(), e.at(t), err)
+	}
+	if e.cluster.Used() != used || e.cluster.Free() != free {
+		return fmt.Errorf("%w: policy %s at %v changed the cluster (%d GPUs used, %d before)",
+			ErrBadDecision, e.pol.Name(), e.at(t), e.cluster.Used(), used)
 	}
 	err = e.apply(d)
 	e.clearExpired()

@@ -300,7 +300,9 @@ func (s singleLevel) JobAccount(id ledger.JobID) (ledger.Account, bool) { return
 
 func (s singleLevel) WaitingRhoFalls() bool { return s.v.WaitingRhoFalls() }
 
-// Schedule runs one round on a copy of the cluster. Cost: that of
+// Schedule runs one round: planned on the engine's cluster
+// ([sched.Rounder.Plan]), or on a copy for a variant that reads the
+// round's cluster afterwards (reservations, displacement). Cost: that of
 // [sched.Round] over the expiring jobs and the pending jobs its
 // [sched.Queue] hands it (every pending job for a variant without one, or
 // under State.Exhaustive), plus the queue's upkeep (O(pending)) and the
@@ -323,14 +325,24 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	}
 	p.cands = cands
 	p.timeRules(s)
-	cluster := s.Cluster.Clone()
-	in := sched.Input{Accounts: acc, Candidates: cands, Lease: lease, Placer: cluster}
+	in := sched.Input{Accounts: acc, Candidates: cands, Lease: lease}
 	p.blocked = p.blocked[:0]
 	var res sched.Result
-	if p.opt.ReserveAfter > 0 {
+	var cluster *placement.Cluster // the round's copy, for displace
+	switch {
+	case p.opt.ReserveAfter > 0:
+		cluster = s.Cluster.Clone()
+		in.Placer = cluster
 		res, err = p.reserver.Round(&p.rounds, s.Now, in, p.opts)
-	} else {
+	case p.opt.DisplaceYoung > 0:
+		cluster = s.Cluster.Clone()
+		in.Placer = cluster
 		res, err = p.rounds.Round(in, p.opts)
+	default:
+		// The engine applies the decision: plan on its cluster, which
+		// the plan leaves as it was, rather than on a copy.
+		in.Placer = s.Cluster
+		res, err = p.rounds.Plan(in, p.opts)
 	}
 	clear(p.cands)
 	if err != nil {
@@ -345,7 +357,7 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 		pre = append(pre, string(r.Job))
 	}
 	ab := p.aborts[:0]
-	if len(p.blocked) > 0 {
+	if len(p.blocked) > 0 && cluster != nil {
 		if gs, ab, err = p.displace(s, cluster, lease, gs, ab); err != nil {
 			return simulate.Decision{}, err
 		}
