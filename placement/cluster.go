@@ -568,12 +568,12 @@ type Cluster struct {
 	freeGPUs int // free GPUs of nodes that accept placements
 	used     int // GPUs held by allocations
 
-	// seen remembers, by a cheap hash of a node's id (seenSlot), the
+	// seen remembers, by a hash of a node's id (seenSlot), the
 	// ordinal of a node lately looked up by id: 1 + ordinal, 0 = none. An
 	// entry is only a guess, taken when the record at that ordinal is live
 	// and has that id (ids are unique, so that is the node), so that
 	// entries never need to be forgotten; a clone starts without any.
-	seen [64]int32
+	seen [seenSize]int32
 
 	// recs1 is what is left of the current batch of Assign's records, and
 	// burst how many more allocations the last ReserveAllocations
@@ -589,19 +589,12 @@ type Cluster struct {
 	ints []int
 }
 
-// seenSlot is the entry of Cluster.seen for node id: its length and last
-// two bytes, which tell apart the usual numbered node names.
-func seenSlot(id string) int {
-	n := len(id)
-	h := n
-	if n > 0 {
-		h += 7 * int(id[n-1])
-	}
-	if n > 1 {
-		h += 3 * int(id[n-2])
-	}
-	return h & 63
-}
+// seenSlot is the entry of Cluster.seen for node id.
+func seenSlot(id string) int { return int(idhash.String(id) & (seenSize - 1)) }
+
+// seenSize is the number of entries of Cluster.seen: room for the nodes of
+// a few hundred without many of them sharing one (1 KiB).
+const seenSize = 256
 
 // nodeOrd returns the ordinal of node id, or false if there is no such
 // node: from seen when it guesses right, else from the node tree, and
