@@ -28,7 +28,9 @@ type nodeFreed struct{ ord, gpus int }
 // nothing). It fails, leaving r as it was, with an error matching
 // [ErrUnknownAllocation] if an id is not allocated or is listed twice.
 // The cluster is not changed. O(distinct free counts + s log s) for the
-// s slots of the allocations, plus an expected O(1) lookup per id.
+// s slots of the allocations under [Strict], O(s) otherwise (where Gangs
+// reads only the free count), plus an expected O(1) lookup per id and the
+// sort of the ids.
 func (c *Cluster) RoomWithout(r *Room, ids []string) error {
 	r.ids = append(r.ids[:0], ids...)
 	slices.Sort(r.ids)
@@ -38,6 +40,8 @@ func (c *Cluster) RoomWithout(r *Room, ids []string) error {
 			return &Error{Op: "room", Allocation: r.ids[i], Err: ErrUnknownAllocation, Detail: "listed twice"}
 		}
 	}
+	strict := !c.spread && !c.first
+	free := c.freeGPUs
 	freed := r.freed[:0]
 	for _, id := range ids {
 		a, ok := c.getAlloc(id)
@@ -45,13 +49,22 @@ func (c *Cluster) RoomWithout(r *Room, ids []string) error {
 			return &Error{Op: "room", Allocation: id, Err: ErrUnknownAllocation, Detail: "not allocated"}
 		}
 		for k, s := range a.p.Slots {
-			freed = append(freed, nodeFreed{c.slotOrd(a, k), len(s.GPUs)})
+			ord := c.slotOrd(a, k)
+			if strict {
+				freed = append(freed, nodeFreed{ord, len(s.GPUs)})
+			} else if c.recs.at(ord).accepting() {
+				free += len(s.GPUs)
+			}
 		}
+	}
+	r.strict, r.largest, r.free = strict, c.largestNode(), free
+	r.counts = r.counts[:0]
+	if !strict {
+		// Gangs reads the free count alone.
+		return nil
 	}
 	slices.SortFunc(freed, func(a, b nodeFreed) int { return cmp.Compare(a.ord, b.ord) })
 	fx := c.freeIdx()
-	r.strict, r.largest, r.free = !c.spread && !c.first, c.largestNode(), c.freeGPUs
-	r.counts = r.counts[:0]
 	for v := fx.nextCount(1); v >= 0; v = fx.nextCount(v + 1) {
 		r.grow(v)
 		r.counts[v] = fx.set(v).n
