@@ -284,10 +284,8 @@ func (q *Queue) cut(dst []Candidate, cl *queueClass, acc Accounts, now time.Time
 		if err := q.read(acc, now); err != nil {
 			return dst, err
 		}
-		for i, j := range cl.members {
-			if j.at.Equal(now) {
-				q.los[i], q.his[i] = j.bounds(now)
-			}
+		for _, j := range q.stale {
+			q.los[j.i], q.his[j.i] = j.bounds(now)
 		}
 		u = q.bar(room)
 	}
