@@ -57,8 +57,8 @@ type (
 // PlaceWithout until the round's looks have marked as many slots as the
 // cluster has nodes, and copied then (Clone): a round on a small cluster,
 // or with few expiring jobs, takes few looks (a demand that failed one is
-// not looked at again) and does not pay for a copy, which costs more than
-// the copy itself — both clusters then copy the pages they write. The
+// not looked at again) and does not pay for a copy, whose cost goes on
+// after the copying: both clusters then copy the pages they write. The
 // answers are the same either way.
 type Cloner interface {
 	ClonePlacer() placement.Placer
