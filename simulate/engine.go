@@ -181,10 +181,12 @@ type engine struct {
 
 	expired     []*job         // lease ended since the last tick
 	expState    []*JobState    // their states, for State.Expiring
-	expIDs      []string       // their ids, scratch of anyFitsWithout
-	room        placement.Room // anyFitsWithout's
-	demandCount []int          // pending jobs by GPU demand (index), at most the capacity
-	demands     []int          // distinct pending demands, ascending
+	expIDs      []string       // their ids, scratch of expiringRoom
+	room        placement.Room // expiringRoom's, valid while roomSet
+	roomErr     error
+	roomSet     bool  // room is this tick's (cleared with the expiring jobs)
+	demandCount []int // pending jobs by GPU demand (index), at most the capacity
+	demands     []int // distinct pending demands, ascending
 	q           eventQueue
 	// Stale events are taken out of q (see drop); the latest of their
 	// times is where the clock ends if nothing comes after them.

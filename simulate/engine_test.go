@@ -566,3 +566,57 @@ func FuzzParseAdmission(f *testing.F) {
 		}
 	})
 }
+
+// roomChecker is greedy with leases, declaring RenewsWhenNothingFits (which
+// greedy honours: it renews every expiring job and grants what fits), and
+// checks at every call that State.ExpiringRoom is the room of the cluster
+// with the expiring jobs let go, as a State built by hand gives it.
+type roomChecker struct {
+	greedy
+	t      *testing.T
+	calls  int
+	seenIn int // calls with expiring jobs
+}
+
+func (r *roomChecker) Traits() Traits { return Traits{RenewsWhenNothingFits: true} }
+
+func (r *roomChecker) Schedule(s *State) (Decision, error) {
+	r.calls++
+	if len(s.Expiring) > 0 {
+		r.seenIn++
+	}
+	got, err := s.ExpiringRoom()
+	if err != nil {
+		return Decision{}, err
+	}
+	again, _ := s.ExpiringRoom()
+	byHand := &State{Cluster: s.Cluster, Expiring: s.Expiring}
+	want, err := byHand.ExpiringRoom()
+	if err != nil {
+		return Decision{}, err
+	}
+	if again != got || got.Free() != want.Free() {
+		r.t.Errorf("at %v: room %p free %d (again %p), by hand free %d", s.Now, got, got.Free(), again, want.Free())
+	}
+	for d := 1; d <= s.Capacity; d++ {
+		if got.Gangs(d) != want.Gangs(d) {
+			r.t.Errorf("at %v: %d gangs of %d, by hand %d", s.Now, got.Gangs(d), d, want.Gangs(d))
+		}
+	}
+	return r.greedy.Schedule(s)
+}
+
+// The engine fills State.ExpiringRoom once a tick, for its own check and
+// the policy's, and it is the room of that tick's expiring jobs.
+func TestStateExpiringRoomIsTheTicks(t *testing.T) {
+	cfg := testConfig(2, 4, "x")
+	cfg.Lease = 120 * time.Second
+	p := &roomChecker{greedy: greedy{lease: cfg.Lease, renew: true}, t: t}
+	jobs := []trace.Job{tj("a", "x", 4, 0, 400), tj("b", "x", 2, 0, 400), tj("c", "x", 4, 5, 300), tj("d", "x", 3, 50, 200)}
+	if _, err := Run(cfg, src(jobs...), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.seenIn == 0 {
+		t.Fatalf("%d calls, none with expiring jobs: the test shows nothing", p.calls)
+	}
+}

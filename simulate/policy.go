@@ -78,6 +78,27 @@ type State struct {
 	// Exhaustive is Config.Exhaustive: a policy with shortcuts of its own
 	// takes none of them, so that CompareExhaustive checks them too.
 	Exhaustive bool
+
+	// eng is the engine that filled the State, whose ExpiringRoom it is.
+	eng *engine
+}
+
+// ExpiringRoom returns the room of Cluster as if every Expiring job let go
+// of its GPUs (placement.Cluster.RoomWithout): how many gangs of each
+// demand a round could grant. The engine fills it at most once a tick,
+// for its own RenewsWhenNothingFits check and the policy alike, from the
+// cluster as the tick found it; the Room is valid until Schedule returns.
+// A State not made by the engine gets a new Room at each call.
+func (s *State) ExpiringRoom() (*placement.Room, error) {
+	if s.eng != nil {
+		return s.eng.expiringRoom()
+	}
+	ids := make([]string, len(s.Expiring))
+	for i, js := range s.Expiring {
+		ids[i] = js.Job.ID
+	}
+	r := new(placement.Room)
+	return r, s.Cluster.RoomWithout(r, ids)
 }
 
 // Grant gives one job GPUs for a lease, or keeps a running job in place.

@@ -96,25 +96,35 @@ func (e *engine) anyFits() bool {
 // anyFitsWithout reports whether some pending job would fit if every
 // expiring job let go of its GPUs (see Traits.RenewsWhenNothingFits).
 func (e *engine) anyFitsWithout() bool {
-	ids := e.expIDs[:0]
-	gpus := 0
-	for _, j := range e.expired {
-		ids = append(ids, j.st.Job.ID)
-		gpus += j.st.Job.GPUs
-	}
-	e.expIDs = ids
-	if err := e.cluster.RoomWithout(&e.room, ids); err != nil {
+	room, err := e.expiringRoom()
+	if err != nil {
 		return true // a round then reports what is wrong
 	}
 	for _, d := range e.demands {
-		if d > e.room.Free() {
+		if d > room.Free() {
 			return false
 		}
-		if e.room.Gangs(d) > 0 { // exactly when one gang of d fits
+		if room.Gangs(d) > 0 { // exactly when one gang of d fits
 			return true
 		}
 	}
 	return false
+}
+
+// expiringRoom returns the room of the cluster with every expiring job let
+// go (State.ExpiringRoom), filled once a tick, for the engine's check and
+// the policy alike.
+func (e *engine) expiringRoom() (*placement.Room, error) {
+	if !e.roomSet {
+		ids := e.expIDs[:0]
+		for _, j := range e.expired {
+			ids = append(ids, j.st.Job.ID)
+		}
+		e.expIDs = ids
+		e.roomErr = e.cluster.RoomWithout(&e.room, ids)
+		e.roomSet = true
+	}
+	return &e.room, e.roomErr
 }
 
 // renewAll renews every expiring job in place for the configured lease
@@ -152,6 +162,7 @@ func (e *engine) fillState() *State {
 		Quotas:         e.quotas,
 		Capacity:       e.capacity,
 		Exhaustive:     e.cfg.Exhaustive,
+		eng:            e,
 	}
 	return &e.state
 }
@@ -182,6 +193,7 @@ func (e *engine) collectExpired() {
 
 // clearExpired forgets the jobs whose lease ended, after a decision.
 func (e *engine) clearExpired() {
+	e.roomSet = false
 	if len(e.expired) == 0 && len(e.expState) == 0 {
 		return // no lease ended: nothing to forget
 	}

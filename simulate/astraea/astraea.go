@@ -198,8 +198,7 @@ type Policy struct {
 	// for a variant whose round needs them all); prev is the pending list
 	// it was last brought up to date with.
 	queue  *sched.Queue
-	room   placement.Room
-	expIDs []string              // the expiring jobs, for room
+	room   *placement.Room       // the tick's State.ExpiringRoom, during Append
 	gangs  func(ledger.GPUs) int // p.room.Gangs
 	prev   []pendingMark
 	next   []pendingMark
@@ -385,14 +384,13 @@ func (p *Policy) waiting(s *simulate.State, acc sched.Accounts, cands []sched.Ca
 	if err := p.sync(s.Pending); err != nil {
 		return cands, err
 	}
-	p.expIDs = p.expIDs[:0]
-	for _, js := range s.Expiring {
-		p.expIDs = append(p.expIDs, js.Job.ID)
-	}
-	if err := s.Cluster.RoomWithout(&p.room, p.expIDs); err != nil {
+	room, err := s.ExpiringRoom()
+	if err != nil {
 		return cands, fmt.Errorf("astraea queue: %w", err)
 	}
-	cands, err := p.queue.Append(cands, acc, s.Now, p.gangs)
+	p.room = room
+	cands, err = p.queue.Append(cands, acc, s.Now, p.gangs)
+	p.room = nil
 	if err != nil {
 		return cands, fmt.Errorf("astraea queue: %w", err)
 	}
