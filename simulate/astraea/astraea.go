@@ -328,14 +328,14 @@ func (p *Policy) Schedule(s *simulate.State) (simulate.Decision, error) {
 	p.blocked = p.blocked[:0]
 	var res sched.Result
 	var cluster *placement.Cluster // the round's copy, for displace
+	if p.opt.ReserveAfter > 0 || p.opt.DisplaceYoung > 0 {
+		cluster = s.Cluster.Clone()
+		in.Placer = cluster
+	}
 	switch {
 	case p.opt.ReserveAfter > 0:
-		cluster = s.Cluster.Clone()
-		in.Placer = cluster
 		res, err = p.reserver.Round(&p.rounds, s.Now, in, p.opts)
-	case p.opt.DisplaceYoung > 0:
-		cluster = s.Cluster.Clone()
-		in.Placer = cluster
+	case cluster != nil:
 		res, err = p.rounds.Round(in, p.opts)
 	default:
 		// The engine applies the decision: plan on its cluster, which
